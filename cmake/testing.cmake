@@ -1,0 +1,16 @@
+# Test helpers: doctest binaries discovered by CTest.
+find_package(doctest REQUIRED)
+include(doctest)
+
+# crucible_test(NAME SOURCES... LIBS ...): one doctest binary. A filter that
+# matches nothing must fail (doctest exits 0 then; see ../shared/deps.md).
+function(crucible_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/doctest_main.cpp ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE doctest::doctest ${T_LIBS})
+  target_compile_definitions(${name} PRIVATE
+    CRUCIBLE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+    CRUCIBLE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  doctest_discover_tests(${name}
+    PROPERTIES FAIL_REGULAR_EXPRESSION "test cases: +0 +[|]")
+endfunction()

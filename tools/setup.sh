@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs crucible's build and test dependencies from Debian 12 packages when
+# any is missing. Called by the README's commands and by .ci/run; safe to rerun.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libcaf-dev
+  libzmq3-dev cppzmq-dev
+  libflatbuffers-dev flatbuffers-compiler python3-flatbuffers
+  librocksdb-dev
+  doctest-dev
+  libtorch-dev python3-torch python3-numpy
+  libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
+  libcpp-httplib-dev libpcre2-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: all dependencies present"
