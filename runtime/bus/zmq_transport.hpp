@@ -1,0 +1,34 @@
+// The ZeroMQ transport (libzmq 4.3 through cppzmq). The hub binds a ROUTER
+// for direct messages and an XSUB/XPUB pair for events; every other process
+// connects a DEALER (its routing id is its registered name, so a restarted hub
+// can still route to it), a PUB and a SUB. Addresses: see endpoints.hpp.
+// This header keeps zmq.hpp out of everything that includes it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/bus/transport.hpp"
+
+namespace crucible::bus {
+
+struct zmq_options {
+  int send_high_water = 100'000;   // messages queued per peer before send fails (ZMQ_SNDHWM)
+  int receive_high_water = 100'000;  // ZMQ_RCVHWM
+  int linger_ms = 200;             // how long close() waits to flush (ZMQ_LINGER)
+  std::string curve_server_secret;   // Z85; when set, the hub requires CURVE
+  std::string curve_server_public;   // Z85; peers need it to connect
+  std::string curve_client_secret;   // Z85 peer keys
+  std::string curve_client_public;
+};
+
+// The hub's end. Errors: errc::io naming the address that could not be bound.
+result<std::unique_ptr<transport>> bind_hub_transport(const std::string& address,
+                                                      const zmq_options& options = {});
+
+// A peer's end, connecting to a hub at address under name.
+result<std::unique_ptr<transport>> connect_peer_transport(const std::string& address,
+                                                          const std::string& name,
+                                                          const zmq_options& options = {});
+
+}  // namespace crucible::bus

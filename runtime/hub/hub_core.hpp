@@ -1,0 +1,139 @@
+// The hub's protocol: service registry, credit-based job dispatch, liveness,
+// re-queueing, event fan-out and the durable job ledger, as a state machine
+// with no I/O and no clock of its own. The hub actor feeds it frames and
+// ticks; tests feed it messages one at a time on the in-memory transport.
+//
+// The protocol (docs/bus.md): a worker registers with the kinds of job it
+// serves and tells the hub, in every Credit, Heartbeat and JobResult, how
+// many slots it has free and the highest dispatch sequence it has seen; the
+// hub sends a job only to a worker with credit. A client's JobSubmit is
+// written to the ledger before JobAccepted is sent. Every message is handled
+// idempotently by id, so at-least-once delivery gives exactly-once results.
+//
+// Order of use, per batch: on_frame()... then commit() (the ledger), then
+// take_outbox() and send. Replies are sent only after the writes they
+// acknowledge are durable.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "messages/codec.hpp"
+#include "runtime/bus/outbox.hpp"
+#include "runtime/hub/hub_options.hpp"
+#include "runtime/hub/job_ledger.hpp"
+
+namespace crucible::hub {
+
+using clock = std::chrono::steady_clock;
+
+// Counters for logs, metrics and tests.
+struct hub_counters {
+  std::uint64_t received = 0;
+  std::uint64_t malformed = 0;      // failed verification: dropped
+  std::uint64_t rejected = 0;       // valid but refused (unknown peer, wrong kind, overload)
+  std::uint64_t submitted = 0;      // new jobs accepted
+  std::uint64_t duplicates = 0;     // re-delivered submits and results
+  std::uint64_t dispatched = 0;
+  std::uint64_t completed = 0;      // first result of a job
+  std::uint64_t requeued = 0;       // jobs of dead workers or lost dispatches
+  std::uint64_t peers_lost = 0;
+  std::uint64_t events_forwarded = 0;
+};
+
+class hub_core {
+ public:
+  hub_core(hub_options options, job_ledger& ledger, std::uint64_t session);
+
+  // Loads unfinished jobs from the ledger (once, before the first frame).
+  // They wait recovery_grace for their workers to claim them.
+  status recover(clock::time_point now);
+
+  // Handles one received frame. Malformed frames are counted and dropped.
+  void on_frame(const bus::frame& f, clock::time_point now);
+
+  // Heartbeats, liveness, lost dispatches, the end of recovery.
+  void on_tick(clock::time_point now);
+
+  // Makes the ledger writes of handled frames durable. On failure the caller
+  // must drop the outbox (the peers retry) and report the error.
+  status commit() { return ledger_.commit(); }
+
+  bus::outbox take_outbox() { return std::exchange(out_, {}); }
+
+  const hub_counters& counters() const { return counters_; }
+  std::size_t queued_jobs() const;
+  std::size_t live_workers() const;
+  std::size_t unfinished_jobs() const { return jobs_.size(); }
+  std::string describe() const;
+
+ private:
+  enum class job_state { recovering, queued, assigned, done };
+  struct job {
+    std::string id, kind, submitter;
+    bus::bytes submit;   // the JobSubmit envelope (verified)
+    bus::bytes result;   // the JobResult envelope once done
+    job_state state = job_state::queued;
+    std::string worker;
+    std::uint64_t seq = 0;
+    std::uint32_t attempt = 0;
+    clock::time_point dispatched_at{};
+  };
+  struct peer {
+    std::string name, node;
+    msg::Role role = msg::Role::Unknown;
+    std::vector<std::string> kinds;   // job kinds served ("*": any)
+    std::uint32_t free_slots = 0;     // as last reported
+    std::uint64_t last_seq = 0;       // as last reported
+    std::uint64_t next_seq = 1;
+    std::set<std::string> assigned;   // job ids
+    clock::time_point last_seen{};
+    bool serves(const std::string& kind) const;
+  };
+
+  void handle_register(const std::string& from, const msg::Envelope& env, const msg::Register& r, clock::time_point now);
+  void handle_status(peer& p, std::uint32_t free_slots, std::uint64_t last_seq,
+                     const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* held, clock::time_point now);
+  void handle_submit(peer& p, std::span<const std::uint8_t> raw, const msg::JobSubmit& s);
+  void handle_result(peer& p, std::span<const std::uint8_t> raw, const msg::JobResult& r, clock::time_point now);
+  void handle_client_ack(const msg::JobResultAck& a);
+  void handle_event(const bus::frame& f, clock::time_point now);
+
+  void enqueue_front(job& j);
+  void unassign(job& j);
+  void requeue_jobs_of(peer& p, const char* why);
+  void dispatch(clock::time_point now);
+  std::uint32_t credit(const peer& p) const;
+  job* find_job(std::string_view id);
+
+  void reply_reject(const std::string& to, msg::RejectCode code, std::string_view ref, std::string_view reason);
+  void send_accepted(const std::string& to, std::string_view job_id, bool duplicate);
+  void send_result_ack(const std::string& to, std::string_view job_id);
+  void send(const std::string& to, bus::bytes data);
+
+  hub_options options_;
+  job_ledger& ledger_;
+  std::uint64_t session_;
+  hub_counters counters_;
+  bus::outbox out_;
+  messages::envelope_writer writer_;
+
+  std::unordered_map<std::string, job> jobs_;           // unfinished and done-unacknowledged
+  std::map<std::string, std::deque<std::string>> queues_;  // kind -> queued job ids
+  std::map<std::string, peer> peers_;                    // by routing id (= name)
+  std::set<std::string> recently_acked_;                 // answers late duplicates without the ledger
+  std::deque<std::string> acked_order_;                  // bounds recently_acked_
+  clock::time_point last_heartbeat_{};
+  clock::time_point recovery_ends_{};
+  std::int64_t last_purge_ns_ = 0;
+  std::uint64_t heartbeat_seq_ = 0;
+};
+
+}  // namespace crucible::hub
