@@ -1,0 +1,140 @@
+// Import files and the exemplars command end to end on a RocksDB directory.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/exemplar/exemplar_import.hpp"
+#include "actors/exemplar/exemplars_command.hpp"
+#include "storage/temp_dir.hpp"
+
+using namespace crucible;
+using namespace crucible::exemplar;
+using nlohmann::json;
+
+namespace {
+
+// Runs `crucible exemplars ARGS...`; returns its output, or throws what the
+// command threw.
+std::string run(std::vector<std::string> argv) {
+  CLI::App app{"crucible"};
+  std::ostringstream out;
+  add_exemplars_command(app, out);
+  std::reverse(argv.begin(), argv.end());  // CLI11 parses a reversed vector
+  app.parse(argv);
+  return out.str();
+}
+
+std::string write_file(const storage::temp_dir& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir.sub(name), std::ios::binary) << text;
+  return dir.sub(name);
+}
+
+std::string error_of(std::vector<std::string> argv) {
+  try {
+    run(std::move(argv));
+  } catch (const CLI::Error& e) {
+    CHECK(e.get_exit_code() != 0);
+    return e.what();
+  }
+  FAIL("the command succeeded");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("both line formats are read, and ids are derived when absent") {
+  std::istringstream in(
+      R"({"task": "level1/3", "code": "a", "score": 1.5})"
+      "\n\n"
+      R"({"level_id": 2, "task_id": 17, "custom_code": "b", "score_default": 2.25, "extra": true})"
+      "\n"
+      R"({"task": "t", "code": "c", "score": 3, "id": "cand-9"})"
+      "\n");
+  auto rows = parse_exemplar_lines(in, "f.jsonl");
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 3);
+  CHECK((*rows)[0].task == "level1/3");
+  CHECK((*rows)[0].id == derived_exemplar_id("level1/3", "a"));
+  CHECK((*rows)[1].task == "level2/17");
+  CHECK((*rows)[1].code == "b");
+  CHECK((*rows)[1].score == 2.25);
+  CHECK((*rows)[2].id == "cand-9");
+}
+
+TEST_CASE("a bad line is reported with file, line and field") {
+  auto check = [](const std::string& text, const std::string& expected) {
+    std::istringstream in(R"({"task": "t", "code": "a", "score": 1})" "\n" + text + "\n");
+    auto rows = parse_exemplar_lines(in, "seed.jsonl");
+    REQUIRE_FALSE(rows.ok());
+    CHECK(rows.error().code == errc::invalid_argument);
+    CHECK_MESSAGE(rows.error().message.find(expected) != std::string::npos, rows.error().message);
+  };
+  check(R"({"task": "t", "code": "a", "score": "fast"})", "seed.jsonl:2: field 'score': expected a number");
+  check(R"({"task": "t", "score": 1})", "seed.jsonl:2: field 'code': missing");
+  check(R"({"level_id": 1, "task_id": 2, "custom_code": "x"})", "seed.jsonl:2: field 'score_default': missing");
+  check(R"({"level_id": 1.5, "task_id": 2, "custom_code": "x", "score_default": 1})", "field 'level_id'");
+  check(R"({"task": "t", "code": "a", "score": 1)", "seed.jsonl:2: not valid JSON");
+  check(R"([1, 2])", "seed.jsonl:2: expected a JSON object");
+  check(R"({"task": "", "code": "a", "score": 1})", "field 'task'");
+}
+
+TEST_CASE("the exemplars command adds, imports, samples and reports statistics") {
+  storage::temp_dir dir("exemplars-cli");
+  const std::string db = dir.sub("db");
+  std::string code = write_file(dir, "k.py", "class ModelNew: pass\n");
+  auto added = json::parse(run({"exemplars", "add", "--db", db, "--task", "t", "--score", "1.23", "--code", code, "--json"}));
+  CHECK(added["outcome"] == "inserted");
+  CHECK(added["bucket"] == 12);
+  added = json::parse(run({"exemplars", "add", "--db", db, "--task", "t", "--score", "1.23", "--code", code, "--json"}));
+  CHECK(added["outcome"] == "duplicate");
+
+  std::string lines;
+  for (int i = 0; i < 30; ++i)
+    lines += json{{"task", "t"}, {"code", "k" + std::to_string(i)}, {"score", 1.0 + 0.1 * (i % 6)}}.dump() + "\n";
+  lines += json{{"level_id", 1}, {"task_id", 5}, {"custom_code", "z"}, {"score_default", 4.0}}.dump() + "\n";
+  std::string file = write_file(dir, "seed.jsonl", lines);
+  auto imported = json::parse(run({"exemplars", "import", file, "--db", db, "--json"}));
+  CHECK(imported["inserted"] == 31);
+  imported = json::parse(run({"exemplars", "import", file, "--db", db, "--json"}));
+  CHECK(imported["inserted"] == 0);
+  CHECK(imported["duplicates"] == 31);
+
+  auto stats = json::parse(run({"exemplars", "stats", "--db", db, "--json"}));
+  REQUIRE(stats["tasks"].size() == 2);
+  CHECK(stats["tasks"][0]["task"] == "level1/5");
+  CHECK(stats["tasks"][1]["exemplars"] == 31);
+  CHECK(stats["tasks"][1]["buckets"].size() == 6);
+
+  auto sample = json::parse(run({"exemplars", "sample", "--db", db, "--task", "t", "-n", "2", "--temperature", "0.5",
+                                 "--draws", "1000", "--seed", "3", "--json"}));
+  std::uint64_t drawn = 0, pairs = 0;
+  for (const auto& b : sample["buckets"]) drawn += b["drawn"].get<std::uint64_t>();
+  for (const auto& p : sample["pairs"]) {
+    CHECK(p["buckets"].size() == 2);
+    CHECK(p["buckets"][0] != p["buckets"][1]);
+    pairs += p["drawn"].get<std::uint64_t>();
+  }
+  CHECK(drawn == 2000);
+  CHECK(pairs == 1000);
+  CHECK(sample["first_draw"].size() == 2);
+  // The same seed prints the same figures.
+  CHECK(run({"exemplars", "sample", "--db", db, "--task", "t", "--temperature", "0.5", "--draws", "50", "--seed", "3"}) ==
+        run({"exemplars", "sample", "--db", db, "--task", "t", "--temperature", "0.5", "--draws", "50", "--seed", "3"}));
+}
+
+TEST_CASE("the exemplars command fails with a clear message on bad input") {
+  storage::temp_dir dir("exemplars-cli-bad");
+  const std::string db = dir.sub("db");
+  std::string bad = write_file(dir, "bad.jsonl", R"({"task": "t", "code": "a", "score": 1})" "\n" R"({"task": "t", "code": 3, "score": 1})" "\n");
+  auto message = error_of({"exemplars", "import", bad, "--db", db});
+  CHECK(message.find(bad + ":2: field 'code'") != std::string::npos);
+  CHECK(error_of({"exemplars", "add", "--db", db, "--task", "t", "--score", "1", "--code", dir.sub("missing.py")})
+            .find("missing.py") != std::string::npos);
+  CHECK(error_of({"exemplars", "sample", "--db", db, "--task", "nothing"}).find("no exemplars") != std::string::npos);
+  // Nothing of the bad file was imported.
+  auto stats = json::parse(run({"exemplars", "stats", "--db", db, "--json"}));
+  CHECK(stats["tasks"].empty());
+}

@@ -1,0 +1,219 @@
+#include "actors/exemplar/exemplars_command.hpp"
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/exemplar/exemplar_import.hpp"
+#include "actors/exemplar/exemplar_store.hpp"
+#include "storage/rocksdb_store.hpp"
+
+namespace crucible::exemplar {
+namespace {
+
+using json = nlohmann::json;
+
+struct args {
+  std::string db;
+  std::string task;
+  std::string code_file;
+  std::string id;
+  std::string import_file;
+  std::string scale = "linear";
+  std::string selector = "bucket";
+  double bucket_width = exemplar_options{}.bucket_width;
+  double score = 0;
+  double temperature = 1.0;
+  std::size_t n = 2;
+  std::size_t draws = 1;
+  std::uint64_t seed = 1;
+  bool as_json = false;
+};
+
+[[noreturn]] void fail(const std::string& message) { throw CLI::RuntimeError("crucible exemplars: " + message, 1); }
+
+template <class T>
+T must(result<T> r) {
+  if (!r.ok()) fail(r.error().message);
+  return std::move(r).value();
+}
+
+std::unique_ptr<exemplar_store> open_store(const args& a) {
+  exemplar_options o;
+  o.scale = must(parse_bucket_scale(a.scale));
+  o.selector = must(parse_selector_kind(a.selector));
+  o.bucket_width = a.bucket_width;
+  if (auto s = validate(o); !s.ok()) fail(s.error().message);
+  std::shared_ptr<storage::kv_store> kv = must(storage::open_rocksdb(a.db));
+  return must(exemplar_store::open(std::move(kv), o));
+}
+
+json bucket_json(const bucket_summary& b) {
+  return {{"bucket", b.bucket}, {"low", b.range.low}, {"high", b.range.high}, {"count", b.count}, {"mean", b.mean()}};
+}
+
+void run_add(const args& a, std::ostream& out) {
+  std::ifstream in(a.code_file, std::ios::binary);
+  if (!in) fail(a.code_file + ": cannot open the code file");
+  std::stringstream code;
+  code << in.rdbuf();
+  if (code.str().empty()) fail(a.code_file + ": the code file is empty");
+  auto store = open_store(a);
+  std::string id = a.id.empty() ? derived_exemplar_id(a.task, code.str()) : a.id;
+  auto outcome = must(store->insert({a.task, id, code.str(), a.score}));
+  auto bucket = must(store->buckets().bucket_of(a.score));
+  if (a.as_json) {
+    out << json{{"task", a.task}, {"id", id}, {"bucket", bucket}, {"outcome", to_string(outcome)}}.dump() << "\n";
+  } else {
+    out << fmt::format("{} {} of task {} (score {}, bucket {})\n", to_string(outcome), id, a.task, a.score, bucket);
+  }
+}
+
+void run_sample(const args& a, std::ostream& out) {
+  if (a.draws < 1) fail("--draws must be at least 1");
+  auto store = open_store(a);
+  auto stats = must(store->stats(a.task));
+  if (stats.empty()) fail(fmt::format("task {} has no exemplars in {}", a.task, a.db));
+  std::map<std::int32_t, std::uint64_t> bucket_draws;
+  std::map<std::vector<std::int32_t>, std::uint64_t> tuple_draws;
+  std::vector<exemplar> first;
+  rng gen(a.seed);
+  for (std::size_t d = 0; d < a.draws; ++d) {
+    auto picked = must(store->sample(a.task, a.n, a.temperature, gen));
+    std::vector<std::int32_t> tuple;
+    for (const auto& e : picked) {
+      ++bucket_draws[e.bucket];
+      tuple.push_back(e.bucket);
+    }
+    ++tuple_draws[tuple];
+    if (d == 0) first = std::move(picked);
+  }
+  std::vector<double> means;
+  for (const auto& b : stats) means.push_back(b.mean());
+  std::vector<double> p = equation1(means, a.temperature);
+
+  if (!a.as_json) {
+    out << fmt::format("task {}: {} draws of {} with temperature {} (seed {}, selector {})\n", a.task, a.draws,
+                       a.n, a.temperature, a.seed, a.selector);
+    out << "bucket        range         count    mean   eq1(first)   drawn\n";
+    for (std::size_t i = 0; i < stats.size(); ++i) {
+      const auto& b = stats[i];
+      out << fmt::format("{:>6}  [{:.3f}, {:.3f})  {:>6}  {:>7.4f}  {:>10.4f}  {:>6}\n", b.bucket, b.range.low,
+                         b.range.high, b.count, b.mean(), p[i], bucket_draws[b.bucket]);
+    }
+    out << "drawn tuples (bucket numbers, in draw order):\n";
+    for (const auto& [t, k] : tuple_draws) out << fmt::format("  {:>12}  {}\n", fmt::join(t, ","), k);
+    return;
+  }
+  json buckets = json::array();
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    json b = bucket_json(stats[i]);
+    b["probability_first"] = p[i];
+    b["drawn"] = bucket_draws[stats[i].bucket];
+    b["frequency"] = static_cast<double>(bucket_draws[stats[i].bucket]) / static_cast<double>(a.draws);
+    buckets.push_back(b);
+  }
+  json pairs = json::array();
+  for (const auto& [t, k] : tuple_draws) pairs.push_back({{"buckets", t}, {"drawn", k}});
+  json sample = json::array();
+  for (const auto& e : first)
+    sample.push_back({{"id", e.id}, {"score", e.score}, {"bucket", e.bucket}, {"bucket_mean", e.bucket_mean}, {"code", e.code}});
+  out << json{{"task", a.task},        {"n", a.n},          {"temperature", a.temperature},
+              {"draws", a.draws},      {"seed", a.seed},    {"selector", a.selector},
+              {"buckets", buckets},    {"pairs", pairs},    {"first_draw", sample}}
+             .dump(2)
+      << "\n";
+}
+
+void run_stats(const args& a, std::ostream& out) {
+  auto store = open_store(a);
+  std::vector<std::string> tasks = a.task.empty() ? must(store->tasks()) : std::vector<std::string>{a.task};
+  json all = json::array();
+  for (const auto& t : tasks) {
+    auto stats = must(store->stats(t));
+    std::uint64_t total = 0;
+    json buckets = json::array();
+    for (const auto& b : stats) {
+      total += b.count;
+      buckets.push_back(bucket_json(b));
+    }
+    if (a.as_json) {
+      all.push_back({{"task", t}, {"exemplars", total}, {"buckets", buckets}});
+      continue;
+    }
+    out << fmt::format("task {}: {} exemplars in {} buckets\n", t, total, stats.size());
+    for (const auto& b : stats)
+      out << fmt::format("  bucket {:>6} [{:.3f}, {:.3f})  count {:>7}  mean {:.4f}\n", b.bucket, b.range.low,
+                         b.range.high, b.count, b.mean());
+  }
+  if (a.as_json) out << json{{"db", a.db}, {"bucketing", store->buckets().describe()}, {"tasks", all}}.dump(2) << "\n";
+}
+
+void run_import(const args& a, std::ostream& out) {
+  auto rows = must(read_exemplar_file(a.import_file));
+  auto store = open_store(a);
+  std::size_t inserted = 0, duplicates = 0;
+  const std::size_t chunk = 10000;
+  for (std::size_t i = 0; i < rows.size(); i += chunk) {
+    std::span<const exemplar_input> part(rows.data() + i, std::min(chunk, rows.size() - i));
+    for (auto o : must(store->insert_batch(part))) (o == insert_outcome::inserted ? inserted : duplicates)++;
+  }
+  if (a.as_json) {
+    out << json{{"file", a.import_file}, {"rows", rows.size()}, {"inserted", inserted}, {"duplicates", duplicates}}.dump()
+        << "\n";
+  } else {
+    out << fmt::format("{}: {} rows, {} inserted, {} already present\n", a.import_file, rows.size(), inserted, duplicates);
+  }
+}
+
+void add_store_options(CLI::App* cmd, args& a) {
+  cmd->add_option("--db", a.db, "exemplar database directory (RocksDB)")->required();
+  cmd->add_option("--bucket-width", a.bucket_width, "bucket width Δs (fixed when the database is created)");
+  cmd->add_option("--bucket-scale", a.scale, "linear or logarithmic (fixed when the database is created)");
+  cmd->add_flag("--json", a.as_json, "print JSON");
+}
+
+}  // namespace
+
+void add_exemplars_command(CLI::App& app) { add_exemplars_command(app, std::cout); }
+
+void add_exemplars_command(CLI::App& app, std::ostream& out) {
+  auto a = std::make_shared<args>();
+  std::ostream* o = &out;
+  auto* root = app.add_subcommand("exemplars", "the exemplar store: add, sample, stats, import");
+  root->require_subcommand(1);
+
+  auto* add = root->add_subcommand("add", "add one exemplar from a code file");
+  add_store_options(add, *a);
+  add->add_option("--task", a->task, "task id")->required();
+  add->add_option("--score", a->score, "its score (settled reward)")->required();
+  add->add_option("--code", a->code_file, "file holding the code")->required();
+  add->add_option("--id", a->id, "exemplar id (default: derived from task and code)");
+  add->callback([a, o] { run_add(*a, *o); });
+
+  auto* sample = root->add_subcommand("sample", "draw exemplars as a rollout would and count the buckets");
+  add_store_options(sample, *a);
+  sample->add_option("--task", a->task, "task id")->required();
+  sample->add_option("-n", a->n, "exemplars per draw (distinct buckets)")->capture_default_str();
+  sample->add_option("--temperature", a->temperature, "temperature τ of Equation 1")->capture_default_str();
+  sample->add_option("--draws", a->draws, "how many draws")->capture_default_str();
+  sample->add_option("--seed", a->seed, "generator seed")->capture_default_str();
+  sample->add_option("--selector", a->selector, "bucket, uniform or island")->capture_default_str();
+  sample->callback([a, o] { run_sample(*a, *o); });
+
+  auto* stats = root->add_subcommand("stats", "bucket ranges, counts and means per task");
+  add_store_options(stats, *a);
+  stats->add_option("--task", a->task, "only this task");
+  stats->callback([a, o] { run_stats(*a, *o); });
+
+  auto* import = root->add_subcommand("import", "import JSON Lines (task, code, score) or CUDA-L1 rows");
+  import->add_option("file", a->import_file, "JSON Lines file")->required();
+  add_store_options(import, *a);
+  import->callback([a, o] { run_import(*a, *o); });
+}
+
+}  // namespace crucible::exemplar
