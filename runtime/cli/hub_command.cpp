@@ -1,0 +1,65 @@
+// `crucible hub`: the hub process (registry, dispatch, events, ledger).
+#include <spdlog/spdlog.h>
+
+#include "runtime/bus/zmq_transport.hpp"
+#include "runtime/cli/commands.hpp"
+#include "runtime/cli/process.hpp"
+#include "runtime/config/runtime_options.hpp"
+#include "runtime/node/hub_actor.hpp"
+#include "storage/rocksdb_store.hpp"
+
+namespace crucible::cli {
+
+namespace {
+struct hub_args {
+  std::string config, bind, ledger, log_level;
+};
+
+int run_hub(const hub_args& a) {
+  auto file = load_config(a.config, {"log", "hub"});
+  if (!file) return 2;
+  logging::log_options log;
+  hub::hub_options options;
+  if (auto s = config::read(file->get("log"), log); !s) return fail(s.error());
+  if (auto s = config::read(file->get("hub"), options); !s) return fail(s.error());
+  if (!a.bind.empty()) options.bind = a.bind;
+  if (!a.ledger.empty()) options.ledger_dir = a.ledger;
+  if (!a.log_level.empty()) log.level = a.log_level;
+  if (auto s = logging::init("hub", logging::host_name(), log); !s) return fail(s.error());
+
+  auto kv = storage::open_rocksdb(options.ledger_dir);
+  if (!kv) return fail(kv.error());
+  auto transport = bus::bind_hub_transport(options.bind);
+  if (!transport) return fail(transport.error());
+  spdlog::info("hub listening on {} (ledger {}, heartbeat {} ms, dead after {} ms)", options.bind,
+               options.ledger_dir, options.heartbeat.count(), options.dead_after.count());
+
+  install_signal_handlers();
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  node::bus_loop loop(std::move(*transport));
+  std::shared_ptr<storage::kv_store> store = std::move(*kv);
+  auto hub = node::spawn_hub(sys, options, store, loop);
+  loop.start([hub](std::vector<bus::frame>&& frames) {
+    caf::anon_send(hub, node::frames_atom::value, std::move(frames));
+  });
+  int code = wait_for_shutdown(sys, {caf::actor_cast<caf::actor>(hub)});
+  loop.stop();
+  return code;
+}
+}  // namespace
+
+command add_hub_command(CLI::App& app) {
+  auto a = std::make_shared<hub_args>();
+  auto* cmd = app.add_subcommand("hub", "Run the hub: service registry, credit-based job dispatch, event fan-out, "
+                                        "liveness and the durable job ledger");
+  cmd->add_option("--config", a->config, "TOML config ([log], [hub]; docs/configuration.md)");
+  cmd->add_option("--bind", a->bind, "address to bind: tcp://HOST:PORT (uses PORT..PORT+2), ipc://PATH")
+      ->envname("CRUCIBLE_HUB_BIND");
+  cmd->add_option("--ledger", a->ledger, "directory of the job ledger (RocksDB)");
+  cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
+  return {cmd, [a] { return run_hub(*a); }};
+}
+
+}  // namespace crucible::cli

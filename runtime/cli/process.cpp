@@ -1,0 +1,73 @@
+#include "runtime/cli/process.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/log/log.hpp"
+
+namespace crucible::cli {
+
+namespace {
+std::atomic<bool> stop_requested{false};
+extern "C" void on_signal(int) { stop_requested = true; }
+}  // namespace
+
+std::optional<config::file> load_config(const std::string& path, const std::vector<std::string>& known) {
+  auto f = path.empty() ? result<config::file>(config::file::empty()) : config::file::load(path);
+  if (!f) {
+    fail(f.error());
+    return std::nullopt;
+  }
+  if (auto s = f->check_sections(known); !s) {
+    fail(s.error());
+    return std::nullopt;
+  }
+  return std::move(*f);
+}
+
+int fail(const error& e) { return fail(e.message); }
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "crucible: %s\n", message.c_str());
+  return 2;
+}
+
+std::string default_name(const std::string& role) {
+  return role + "-" + logging::host_name() + "-" + std::to_string(::getpid());
+}
+
+void install_signal_handlers() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+bool shutdown_requested() { return stop_requested; }
+
+int wait_for_shutdown(caf::actor_system& sys, const std::vector<caf::actor>& actors) {
+  caf::scoped_actor self{sys};
+  for (auto& a : actors) self->monitor(a);
+  int code = -1;
+  while (code < 0) {
+    self->receive(
+        [&](caf::down_msg& d) {
+          spdlog::critical("an actor stopped: {}; the process exits", caf::to_string(d.reason));
+          code = 1;
+        },
+        caf::after(std::chrono::milliseconds(100)) >> [&] {
+          if (stop_requested) {
+            spdlog::info("shutting down on signal");
+            code = 0;
+          }
+        });
+  }
+  for (auto& a : actors) self->send_exit(a, caf::exit_reason::user_shutdown);
+  return code;
+}
+
+}  // namespace crucible::cli

@@ -1,0 +1,34 @@
+// What every long-running crucible command shares: loading its config,
+// setting up logging, the actor system, and waiting for a signal or for an
+// actor to fail. Called from the command functions in this folder only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "runtime/config/config_file.hpp"
+
+namespace crucible::cli {
+
+// Loads path (or the defaults when empty) and checks its sections against
+// known. Prints the error and returns nullopt on failure.
+std::optional<config::file> load_config(const std::string& path, const std::vector<std::string>& known);
+
+// Prints "crucible: <error>" to stderr; returns the exit status for it.
+int fail(const error& e);
+int fail(const std::string& message);
+
+// The default name of a peer: ROLE-HOST-PID.
+std::string default_name(const std::string& role);
+
+// Installs SIGINT/SIGTERM handlers that request a shutdown.
+void install_signal_handlers();
+bool shutdown_requested();
+
+// Blocks until a signal arrives (returns 0) or one of actors goes down
+// (logs its reason and returns 1).
+int wait_for_shutdown(caf::actor_system& sys, const std::vector<caf::actor>& actors);
+
+}  // namespace crucible::cli
