@@ -12,7 +12,7 @@ packages=(
   doctest-dev
   libtorch-dev python3-torch python3-numpy
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
-  libcpp-httplib-dev libpcre2-dev
+  libcpp-httplib-dev libpcre2-dev libutf8proc-dev
 )
 
 missing=()
