@@ -154,14 +154,26 @@ result<regex> regex::compile(std::string_view pattern) {
 
 std::vector<std::pair<std::size_t, std::size_t>> regex::find_all(std::string_view text) const {
   std::vector<std::pair<std::size_t, std::size_t>> out;
+  // One JIT stack per thread, large enough for long whitespace runs.
+  struct jit_context {
+    pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 64 * 1024 * 1024, nullptr);
+    pcre2_match_context* context = pcre2_match_context_create(nullptr);
+    jit_context() { pcre2_jit_stack_assign(context, nullptr, stack); }
+    ~jit_context() {
+      pcre2_match_context_free(context);
+      pcre2_jit_stack_free(stack);
+    }
+  };
+  thread_local jit_context jit;
   auto* code = static_cast<pcre2_code*>(code_.get());
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   std::size_t at = 0;
   while (at <= text.size()) {
     // The text is valid UTF-8 (the tokenizer checks), so skip PCRE2's check.
-    int rc = pcre2_match(code, subject, text.size(), at, PCRE2_NO_UTF_CHECK, md, nullptr);
-    if (rc < 0) break;  // PCRE2_ERROR_NOMATCH, or a resource limit: no further pieces
+    int rc = pcre2_match(code, subject, text.size(), at, PCRE2_NO_UTF_CHECK, md, jit.context);
+    CRUCIBLE_CHECK(rc >= 0 || rc == PCRE2_ERROR_NOMATCH, "a pre-tokenizer regex ran out of match resources");
+    if (rc < 0) break;
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     out.emplace_back(ov[0], ov[1]);
     if (ov[1] > ov[0]) {

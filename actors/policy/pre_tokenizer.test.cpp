@@ -77,6 +77,12 @@ TEST_CASE("ByteLevel maps bytes to printable characters and can add a prefix spa
   CHECK(out == pieces{"ĠÃ©"});
 }
 
+TEST_CASE("a long whitespace run splits like a short one") {
+  const std::string run(200000, ' ');
+  CHECK(qwen2("a" + run + "b") == pieces{"a", run.substr(1), " b"});
+  CHECK(gpt2(run) == pieces{run});
+}
+
 TEST_CASE("a regex that does not compile is refused with its offset") {
   auto re = regex::compile("(unclosed");
   REQUIRE(!re.ok());
