@@ -16,7 +16,7 @@ struct hub_args {
 };
 
 int run_hub(const hub_args& a) {
-  auto file = load_config(a.config, {"log", "hub"});
+  auto file = load_config(a.config);
   if (!file) return 2;
   logging::log_options log;
   hub::hub_options options;

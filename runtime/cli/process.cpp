@@ -17,7 +17,13 @@ std::atomic<bool> stop_requested{false};
 extern "C" void on_signal(int) { stop_requested = true; }
 }  // namespace
 
-std::optional<config::file> load_config(const std::string& path, const std::vector<std::string>& known) {
+const std::vector<std::string>& known_sections() {
+  static const std::vector<std::string> sections{"log", "hub", "bus", "worker", "run"};
+  return sections;
+}
+
+std::optional<config::file> load_config(const std::string& path) {
+  const auto& known = known_sections();
   auto f = path.empty() ? result<config::file>(config::file::empty()) : config::file::load(path);
   if (!f) {
     fail(f.error());

@@ -12,9 +12,13 @@
 
 namespace crucible::cli {
 
-// Loads path (or the defaults when empty) and checks its sections against
-// known. Prints the error and returns nullopt on failure.
-std::optional<config::file> load_config(const std::string& path, const std::vector<std::string>& known);
+// Every section a crucible config may hold. One file can configure a whole
+// run; each role reads (and checks every key of) the sections it uses.
+const std::vector<std::string>& known_sections();
+
+// Loads path (or the defaults when empty) and checks that every section is
+// one crucible knows. Prints the error and returns nullopt on failure.
+std::optional<config::file> load_config(const std::string& path);
 
 // Prints "crucible: <error>" to stderr; returns the exit status for it.
 int fail(const error& e);

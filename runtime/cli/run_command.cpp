@@ -44,7 +44,7 @@ struct run_args {
 };
 
 int run_main(const run_args& a) {
-  auto file = load_config(a.config, {"log", "hub", "run"});
+  auto file = load_config(a.config);
   if (!file) return 2;
   logging::log_options log;
   hub::hub_options hub_opts;

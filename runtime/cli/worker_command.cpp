@@ -18,7 +18,7 @@ struct worker_args {
 };
 
 int run_worker(const worker_args& a) {
-  auto file = load_config(a.config, {"log", "bus", "worker"});
+  auto file = load_config(a.config);
   if (!file) return 2;
   logging::log_options log;
   bus::peer_options options;

@@ -1,0 +1,122 @@
+#include "tests/support/process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace crucible::testing {
+
+child::child(const std::string& program, const std::vector<std::string>& args, const std::string& log_path,
+             const std::vector<std::string>& env)
+    : log_(log_path) {
+  std::vector<char*> argv{const_cast<char*>(program.c_str())};
+  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_copy;
+  for (char** e = environ; *e; ++e) env_copy.emplace_back(*e);
+  for (auto& e : env) env_copy.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env_copy) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (posix_spawn(&pid_, program.c_str(), &fa, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
+  posix_spawn_file_actions_destroy(&fa);
+}
+
+child::~child() {
+  if (running()) kill9();
+}
+
+void child::kill9() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    wait(std::chrono::seconds(10));
+  }
+}
+
+void child::terminate() {
+  if (pid_ > 0) ::kill(pid_, SIGTERM);
+}
+
+int child::wait(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return status_;
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    int st = 0;
+    pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
+      status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+      pid_ = -1;
+      return status_;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 999;
+}
+
+bool child::running() {
+  if (pid_ <= 0) return false;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+std::string child::log() const { return read_file(log_); }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int count_text(const std::string& path, const std::string& needle) {
+  auto text = read_file(path);
+  int n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size())) ++n;
+  return n;
+}
+
+bool wait_for_text(const std::string& path, const std::string& needle, std::chrono::milliseconds timeout, int times) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (count_text(path, needle) >= times) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::string temp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("crucible-test-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+int pick_port() {
+  std::random_device rd;
+  return 20000 + static_cast<int>(rd() % 10000) * 3 % 30000;
+}
+
+std::string crucible_binary() { return std::string(CRUCIBLE_BINARY_DIR) + "/bin/crucible"; }
+
+}  // namespace crucible::testing
