@@ -23,7 +23,7 @@ struct rocksdb_impl {
   temp_dir dir{"kv-contract"};
   std::unique_ptr<kv_store> open() {
     auto db = open_rocksdb(dir.sub("db"));
-    REQUIRE_MESSAGE(db.ok(), db.error().text());
+    if (!db.ok()) FAIL(db.error().text());
     return std::move(db).value();
   }
 };

@@ -1,5 +1,6 @@
 #include "storage/rocksdb_store.hpp"
 
+#include <cstring>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -9,6 +10,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -24,6 +26,17 @@ error to_error(const rocksdb::Status& s, const std::string& path, std::string_vi
 error from_exception(const std::exception& e, const std::string& path, std::string_view what) {
   return make_error(errc::io, "rocksdb " + path + ": " + std::string(what) + ": " + e.what());
 }
+
+// The prefix of a key up to and including its first NUL byte.
+class nul_prefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "crucible.NulPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    const void* z = std::memchr(key.data(), 0, key.size());
+    return rocksdb::Slice(key.data(), static_cast<const char*>(z) - key.data() + 1);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override { return std::memchr(key.data(), 0, key.size()) != nullptr; }
+};
 
 class rocksdb_store final : public kv_store {
  public:
@@ -120,6 +133,8 @@ result<std::unique_ptr<kv_store>> open_rocksdb(const std::string& dir, rocksdb_o
     // Point lookups of absent keys (idempotency checks) skip files by bloom filter.
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
     cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+    if (options.insert_hint_by_nul_prefix)
+      cf_options.memtable_insert_with_hint_prefix_extractor = std::make_shared<nul_prefix>();
 
     // Every column family already in the database must be opened, including
     // ones a newer crucible added; ours are created when missing.

@@ -74,50 +74,72 @@ result<insert_outcome> exemplar_store::insert(const exemplar_input& e) {
 
 result<std::vector<insert_outcome>> exemplar_store::insert_batch(std::span<const exemplar_input> batch) {
   std::lock_guard lock(mu_);
-  storage::write_batch wb;
-  std::map<std::string, task_buckets, std::less<>> touched;  // working copies; committed after the write
-  std::set<std::string> seen;                                  // exemplar keys in this batch
+  // Puts collected per family and written in key order (keys within one batch
+  // are distinct). Statistics are updated in the cache in place and put back
+  // from `undo` if the write fails.
+  std::map<std::string, std::string> exemplar_puts, bucket_puts;
+  struct change {
+    task_buckets* buckets;
+    std::string task;
+    std::int32_t bucket;
+    std::optional<bucket_summary> before;  // nullopt: the bucket was new
+  };
+  std::vector<change> undo;
   std::vector<insert_outcome> outcomes;
   outcomes.reserve(batch.size());
+  auto rollback = [&] {
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+      if (it->before) (*it->buckets)[it->bucket] = *it->before;
+      else it->buckets->erase(it->bucket);
+    }
+  };
   for (const auto& e : batch) {
-    CRUCIBLE_TRY(validate_task(e.task));
-    if (e.id.empty()) return make_error(errc::invalid_argument, "exemplar of task " + e.task + " has an empty id");
+    status valid = validate_task(e.task);
+    if (valid.ok() && e.id.empty()) valid = make_error(errc::invalid_argument, "exemplar of task " + e.task + " has an empty id");
     auto bucket = bucketing_.bucket_of(e.score);
-    if (!bucket.ok()) {
-      return make_error(errc::invalid_argument, fmt::format("exemplar {} of task {}: {}", e.id, e.task, bucket.error().message));
+    if (valid.ok() && !bucket.ok())
+      valid = make_error(errc::invalid_argument, fmt::format("exemplar {} of task {}: {}", e.id, e.task, bucket.error().message));
+    if (!valid.ok()) {
+      rollback();
+      return valid.error();
     }
     std::string key = keys::exemplar_key(e.task, e.id);
-    if (seen.count(key)) {
+    if (exemplar_puts.count(key)) {
       outcomes.push_back(insert_outcome::duplicate);
       continue;
     }
     auto existing = kv_->get(family::exemplars, key);
-    if (!existing.ok()) return existing.error();
+    auto buckets = existing.ok() ? load(e.task) : result<task_buckets*>(existing.error());
+    if (!existing.ok() || !buckets.ok()) {
+      rollback();
+      return existing.ok() ? buckets.error() : existing.error();
+    }
     if (existing->has_value()) {
       outcomes.push_back(insert_outcome::duplicate);
       continue;
     }
-    seen.insert(key);
-
-    auto it = touched.find(e.task);
-    if (it == touched.end()) {
-      auto current = load(e.task);
-      if (!current.ok()) return current.error();
-      it = touched.emplace(e.task, **current).first;
-    }
-    auto& slot = it->second.try_emplace(*bucket, bucket_summary{*bucket, bucketing_.range(*bucket), 0, 0}).first->second;
-    keys::record rec{keys::to_micros(e.score), e.score, *bucket, slot.count, e.code};
-    slot.count += 1;
-    slot.score_sum_micros += rec.score_micros;
-    wb.put(family::exemplars, std::move(key), keys::encode(rec));
-    wb.put(family::buckets, keys::index_key(e.task, *bucket, rec.ordinal), e.id);
+    auto [slot, fresh] = (*buckets)->try_emplace(*bucket, bucket_summary{*bucket, bucketing_.range(*bucket), 0, 0});
+    undo.push_back({*buckets, e.task, *bucket, fresh ? std::nullopt : std::optional<bucket_summary>(slot->second)});
+    keys::record rec{keys::to_micros(e.score), e.score, *bucket, slot->second.count, e.code};
+    slot->second.count += 1;
+    slot->second.score_sum_micros += rec.score_micros;
+    exemplar_puts.emplace(std::move(key), keys::encode(rec));
+    bucket_puts.emplace(keys::index_key(e.task, *bucket, rec.ordinal), e.id);
     outcomes.push_back(insert_outcome::inserted);
   }
-  for (const auto& [task, buckets] : touched)
-    for (const auto& [b, s] : buckets) wb.put(family::buckets, keys::stats_key(task, b), keys::encode(keys::stats_value{s.count, s.score_sum_micros}));
-  if (wb.empty()) return outcomes;
-  CRUCIBLE_TRY(kv_->write(wb, options_.durability));
-  for (auto& [task, buckets] : touched) cache_.insert_or_assign(task, std::move(buckets));
+  if (exemplar_puts.empty()) return outcomes;
+  for (const auto& c : undo) {
+    const bucket_summary& s = c.buckets->at(c.bucket);
+    bucket_puts.insert_or_assign(keys::stats_key(c.task, c.bucket),
+                                 keys::encode(keys::stats_value{s.count, s.score_sum_micros}));
+  }
+  storage::write_batch wb;
+  for (auto& [k, v] : exemplar_puts) wb.put(family::exemplars, k, std::move(v));
+  for (auto& [k, v] : bucket_puts) wb.put(family::buckets, k, std::move(v));
+  if (status st = kv_->write(wb, options_.durability); !st.ok()) {
+    rollback();
+    return st.error();
+  }
   return outcomes;
 }
 

@@ -18,7 +18,7 @@ namespace {
 std::unique_ptr<exemplar_store> open_memory(std::shared_ptr<storage::kv_store> kv = nullptr, exemplar_options o = {}) {
   if (!kv) kv = std::make_shared<storage::memory_store>();
   auto s = exemplar_store::open(std::move(kv), o);
-  REQUIRE_MESSAGE(s.ok(), s.error().text());
+  if (!s.ok()) FAIL(s.error().text());
   return std::move(s).value();
 }
 
