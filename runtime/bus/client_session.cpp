@@ -124,6 +124,8 @@ void client_session::on_tick(clock::time_point now) {
     auto hb = m::CreateHeartbeat(writer_.fbb(), ++heartbeat_seq_);
     out_.push_back({channel::direct, {}, writer_.finish(hb, options_.name)});
   }
+  if (now - last_resend_scan_ < options_.retry / 4) return;
+  last_resend_scan_ = now;
   for (auto& [id, p] : outstanding_) {
     auto wait = p.accepted ? options_.accepted_retry : options_.retry;
     if (now - p.sent >= wait) {

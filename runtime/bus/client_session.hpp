@@ -60,7 +60,7 @@ class client_session {
   std::set<std::string> delivered_;
   bool registered_ = false;
   std::uint64_t hub_session_ = 0;
-  clock::time_point last_heard_{}, last_heartbeat_{}, last_register_{};
+  clock::time_point last_heard_{}, last_heartbeat_{}, last_register_{}, last_resend_scan_{};
   std::uint64_t heartbeat_seq_ = 0;
   std::uint64_t duplicate_results_ = 0, resends_ = 0;
 };

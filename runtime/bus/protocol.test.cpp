@@ -90,7 +90,7 @@ struct simulation {
     (void)hub_end->receive(frames, 100000, 0ms);
     for (auto& f : frames) hub->on_frame(f, now);
     hub->on_tick(now);
-    REQUIRE(hub->commit().ok());
+    REQUIRE(hub->finish_batch(now).ok());
     flush(*hub_end, hub->take_outbox());
 
     for (auto& [name, w] : workers) {

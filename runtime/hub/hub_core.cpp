@@ -110,7 +110,6 @@ void hub_core::on_frame(const bus::frame& f, clock::time_point now) {
       reply_reject(f.peer, m::RejectCode::UnexpectedKind, str(env.id()),
                    fmt::format("{} is not accepted here; publish it as an event", messages::kind_name(env.payload_type())));
   }
-  dispatch(now);
 }
 
 void hub_core::handle_register(const std::string& from, const msg::Envelope& env, const msg::Register& r,
@@ -131,7 +130,7 @@ void hub_core::handle_register(const std::string& from, const msg::Envelope& env
   // Jobs this name held before that it no longer holds were lost with its
   // previous incarnation; jobs it holds that we did not know of are claimed.
   std::vector<std::string> lost;
-  for (auto& id : p.assigned)
+  for (auto& [id, seq] : p.assigned)
     if (!contains(r.held_jobs(), id)) lost.push_back(id);
   for (auto& id : lost) {
     job* j = find_job(id);
@@ -153,7 +152,7 @@ void hub_core::handle_register(const std::string& from, const msg::Envelope& env
       j->worker = from;
       j->seq = 0;  // confirmed: the worker holds it
       j->dispatched_at = now;
-      p.assigned.insert(j->id);
+      p.assigned.emplace(j->id, 0);
     }
   }
   // After a restart the hub learns here who submitted done jobs: resend.
@@ -166,7 +165,6 @@ void hub_core::handle_register(const std::string& from, const msg::Envelope& env
   spdlog::info("{} {} '{}' on {} (kinds: {}, slots: {}, holds {} jobs)", known ? "re-registered" : "registered",
                m::EnumNameRole(r.role()), from, p.node, fmt::join(p.kinds, ","), r.slots(),
                r.held_jobs() ? r.held_jobs()->size() : 0);
-  dispatch(now);
 }
 
 void hub_core::handle_status(peer& p, std::uint32_t free_slots, std::uint64_t last_seq,
@@ -178,11 +176,8 @@ void hub_core::handle_status(peer& p, std::uint32_t free_slots, std::uint64_t la
   // A job the worker has seen past (seq <= last_seq) but does not hold and
   // has not reported never arrived: dispatch it again.
   std::vector<std::string> lost;
-  for (auto& id : p.assigned) {
-    job* j = find_job(id);
-    if (j && j->state == job_state::assigned && j->seq != 0 && j->seq <= last_seq && !contains(held, id))
-      lost.push_back(id);
-  }
+  for (auto& [id, seq] : p.assigned)
+    if (seq != 0 && seq <= last_seq && !contains(held, id)) lost.push_back(id);
   for (auto& id : lost) {
     job* j = find_job(id);
     spdlog::debug("job {} never reached '{}': re-queued", id, p.name);
@@ -326,9 +321,9 @@ void hub_core::on_tick(clock::time_point now) {
   // Dispatches the worker never confirmed (seq beyond what it reports seeing).
   for (auto& [name, p] : peers_) {
     std::vector<std::string> lost;
-    for (auto& id : p.assigned) {
+    for (auto& [id, seq] : p.assigned) {
       job* j = find_job(id);
-      if (j && j->seq > p.last_seq && now - j->dispatched_at > options_.redispatch_after) lost.push_back(id);
+      if (j && seq > p.last_seq && now - j->dispatched_at > options_.redispatch_after) lost.push_back(id);
     }
     for (auto& id : lost) {
       job* j = find_job(id);
@@ -355,7 +350,6 @@ void hub_core::on_tick(clock::time_point now) {
     if (auto purged = ledger_.purge_acked(cutoff); !purged)
       spdlog::error("purging acknowledged jobs failed: {}", purged.error().text());
   }
-  dispatch(now);
 }
 
 void hub_core::enqueue_front(job& j) {
@@ -371,7 +365,8 @@ void hub_core::unassign(job& j) {
 }
 
 void hub_core::requeue_jobs_of(peer& p, const char*) {
-  auto ids = p.assigned;
+  std::vector<std::string> ids;
+  for (auto& [id, seq] : p.assigned) ids.push_back(id);
   for (auto& id : ids)
     if (job* j = find_job(id); j && j->state == job_state::assigned) {
       unassign(*j);
@@ -382,10 +377,8 @@ void hub_core::requeue_jobs_of(peer& p, const char*) {
 
 std::uint32_t hub_core::credit(const peer& p) const {
   std::uint32_t unconfirmed = 0;
-  for (auto& id : p.assigned) {
-    auto it = jobs_.find(id);
-    if (it != jobs_.end() && it->second.seq > p.last_seq) ++unconfirmed;
-  }
+  for (auto& [id, seq] : p.assigned)
+    if (seq > p.last_seq) ++unconfirmed;
   return p.free_slots > unconfirmed ? p.free_slots - unconfirmed : 0;
 }
 
@@ -413,7 +406,7 @@ void hub_core::dispatch(clock::time_point now) {
       next->seq = p.next_seq++;
       next->attempt += 1;
       next->dispatched_at = now;
-      p.assigned.insert(next->id);
+      p.assigned.emplace(next->id, next->seq);
       auto& fbb = writer_.fbb();
       auto id = fbb.CreateString(next->id);
       auto kind = fbb.CreateString(next->kind);

@@ -10,9 +10,9 @@
 // written to the ledger before JobAccepted is sent. Every message is handled
 // idempotently by id, so at-least-once delivery gives exactly-once results.
 //
-// Order of use, per batch: on_frame()... then commit() (the ledger), then
-// take_outbox() and send. Replies are sent only after the writes they
-// acknowledge are durable.
+// Order of use, per batch: on_frame()... and on_tick(), then finish_batch()
+// (dispatch, then the ledger), then take_outbox() and send. Replies are sent
+// only after the writes they acknowledge are durable.
 #pragma once
 
 #include <chrono>
@@ -62,9 +62,13 @@ class hub_core {
   // Heartbeats, liveness, lost dispatches, the end of recovery.
   void on_tick(clock::time_point now);
 
-  // Makes the ledger writes of handled frames durable. On failure the caller
-  // must drop the outbox (the peers retry) and report the error.
-  status commit() { return ledger_.commit(); }
+  // Dispatches queued jobs to workers with credit, then makes the ledger
+  // writes of the batch durable. On failure the caller must drop the outbox
+  // (the peers retry) and report the error.
+  status finish_batch(clock::time_point now) {
+    dispatch(now);
+    return ledger_.commit();
+  }
 
   bus::outbox take_outbox() { return std::exchange(out_, {}); }
 
@@ -93,7 +97,7 @@ class hub_core {
     std::uint32_t free_slots = 0;     // as last reported
     std::uint64_t last_seq = 0;       // as last reported
     std::uint64_t next_seq = 1;
-    std::set<std::string> assigned;   // job ids
+    std::map<std::string, std::uint64_t> assigned;  // job id -> dispatch seq (0: claimed)
     clock::time_point last_seen{};
     bool serves(const std::string& kind) const;
   };

@@ -85,14 +85,14 @@ struct fixture {
   // Delivers one message and returns what the hub sends in reply.
   bus::outbox& deliver(const std::string& peer, bus::bytes data) {
     hub->on_frame(from(peer, std::move(data)), now);
-    REQUIRE(hub->commit().ok());
+    REQUIRE(hub->finish_batch(now).ok());
     out = hub->take_outbox();
     return out;
   }
   bus::outbox& tick(std::chrono::milliseconds dt) {
     now += dt;
     hub->on_tick(now);
-    REQUIRE(hub->commit().ok());
+    REQUIRE(hub->finish_batch(now).ok());
     out = hub->take_outbox();
     return out;
   }
@@ -288,5 +288,5 @@ TEST_CASE("a failing ledger commit is reported, so the caller can withhold the a
   f.deliver("c", reg("c", {}, 0));
   f.hub->on_frame(from("c", submit("c", "j1")), f.now);
   f.kv.fail_next_writes(1);
-  CHECK_FALSE(f.hub->commit().ok());
+  CHECK_FALSE(f.hub->finish_batch(f.now).ok());
 }

@@ -20,7 +20,7 @@ struct hub_state {
 
   // Ledger first, replies after: an acknowledgement is never ahead of the disk.
   void flush() {
-    auto s = core->commit();
+    auto s = core->finish_batch(std::chrono::steady_clock::now());
     auto out = core->take_outbox();
     if (!s.ok()) {
       spdlog::error("job ledger commit failed ({}); {} replies withheld, peers will retry", s.error().text(),
