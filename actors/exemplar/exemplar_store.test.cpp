@@ -2,6 +2,7 @@
 // incremental statistics, sampling through the store, failures.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 
 #include "actors/exemplar/chi_square.hpp"
@@ -177,4 +178,69 @@ TEST_CASE("a rocksdb-backed store keeps exemplars and statistics across a reopen
   CHECK(*(*s)->stats("task/1") == before);
   CHECK(*(*s)->recount("task/1") == before);
   CHECK(*(*s)->insert(make("task/1", "c7", 1.0)) == insert_outcome::duplicate);
+}
+
+TEST_CASE("a batch with one bad exemplar writes nothing and leaves the statistics as they were") {
+  auto kv = std::make_shared<storage::memory_store>();
+  auto s = open_memory(kv);
+  REQUIRE(s->insert(make("t", "a", 1.0)).ok());
+  auto before = *s->stats("t");
+  int writes = kv->applied_writes();
+  std::vector<exemplar_input> batch = {make("t", "b", 1.01), make("t", "c", 2.0), make("u", "d", 3.0), make("t", "e", NAN)};
+  auto r = s->insert_batch(batch);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("exemplar e of task t") != std::string::npos);
+  CHECK(kv->applied_writes() == writes);
+  CHECK(*s->stats("t") == before);
+  CHECK(s->stats("u")->empty());
+  CHECK(*s->insert(make("t", "b", 1.01)) == insert_outcome::inserted);
+  CHECK((*s->stats("t"))[0].count == 2);
+  CHECK(*s->recount("t") == *s->stats("t"));
+}
+
+TEST_CASE("the selector and the bucket scale come from the options") {
+  exemplar_options o;
+  o.selector = selector_kind::uniform;
+  o.scale = bucket_scale::logarithmic;
+  o.bucket_width = std::log(2.0);
+  auto s = open_memory(nullptr, o);
+  CHECK(s->describe().find("logarithmic") != std::string::npos);
+  CHECK(s->describe().find("uniform") != std::string::npos);
+  // Log buckets: [1,2) holds 1.0 and 1.9; [2,4) holds 3.0; 0 is refused.
+  REQUIRE(s->insert(make("t", "a", 1.0)).ok());
+  REQUIRE(s->insert(make("t", "b", 1.9)).ok());
+  REQUIRE(s->insert(make("t", "c", 3.0)).ok());
+  CHECK(s->insert(make("t", "z", 0.0)).error().code == errc::invalid_argument);
+  auto st = *s->stats("t");
+  REQUIRE(st.size() == 2);
+  CHECK(st[0].count == 2);
+  CHECK(st[1].range.low == doctest::Approx(2.0));
+  // Uniform selection may return two exemplars of one bucket, which the
+  // bucket selector never does.
+  rng gen(8);
+  bool same_bucket = false;
+  for (int i = 0; i < 200 && !same_bucket; ++i) {
+    auto r = *s->sample("t", 2, 1.0, gen);
+    REQUIRE(r.size() == 2);
+    CHECK(r[0].id != r[1].id);
+    same_bucket = r[0].bucket == r[1].bucket;
+  }
+  CHECK(same_bucket);
+}
+
+TEST_CASE("an island store samples inside one island per request") {
+  exemplar_options o;
+  o.selector = selector_kind::island;
+  o.islands = 2;
+  o.migration_interval = 1000;
+  auto s = open_memory(nullptr, o);
+  // Inserted in order, ordinals 0..5 in bucket 10: even ordinals on island 0.
+  for (int i = 0; i < 6; ++i) REQUIRE(s->insert(make("t", "a" + std::to_string(i), 1.0)).ok());
+  for (int i = 0; i < 6; ++i) REQUIRE(s->insert(make("t", "b" + std::to_string(i), 2.0)).ok());
+  rng gen(1);
+  for (int request = 0; request < 40; ++request) {
+    auto r = *s->sample("t", 2, 1.0, gen);
+    REQUIRE(r.size() == 2);
+    for (const auto& e : r) CHECK((e.id[1] - '0') % 2 == request % 2);
+  }
 }
