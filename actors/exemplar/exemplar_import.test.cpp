@@ -1,6 +1,7 @@
 // Import files and the exemplars command end to end on a RocksDB directory.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -18,10 +19,17 @@ namespace {
 
 // Runs `crucible exemplars ARGS...`; returns its output, or throws what the
 // command threw.
-std::string run(std::vector<std::string> argv) {
+std::string run(std::vector<std::string> argv, std::ostream* err_copy = nullptr) {
   CLI::App app{"crucible"};
-  std::ostringstream out;
-  add_exemplars_command(app, out);
+  std::ostringstream out, err;
+  add_exemplars_command(app, out, err);
+  struct copy_err {
+    std::ostringstream& from;
+    std::ostream* to;
+    ~copy_err() {
+      if (to) *to << from.str();
+    }
+  } copy{err, err_copy};
   std::reverse(argv.begin(), argv.end());  // CLI11 parses a reversed vector
   app.parse(argv);
   return out.str();
@@ -32,12 +40,16 @@ std::string write_file(const storage::temp_dir& dir, const std::string& name, co
   return dir.sub(name);
 }
 
+// Runs a command that must fail; returns what it printed to the error stream
+// (which must be what the exception carries).
 std::string error_of(std::vector<std::string> argv) {
+  std::ostringstream err;
   try {
-    run(std::move(argv));
-  } catch (const CLI::Error& e) {
+    run(std::move(argv), &err);
+  } catch (const CLI::RuntimeError& e) {
     CHECK(e.get_exit_code() != 0);
-    return e.what();
+    CHECK(err.str() == std::string(e.what()) + "\n");
+    return err.str();
   }
   FAIL("the command succeeded");
   return {};
@@ -131,10 +143,17 @@ TEST_CASE("the exemplars command fails with a clear message on bad input") {
   std::string bad = write_file(dir, "bad.jsonl", R"({"task": "t", "code": "a", "score": 1})" "\n" R"({"task": "t", "code": 3, "score": 1})" "\n");
   auto message = error_of({"exemplars", "import", bad, "--db", db});
   CHECK(message.find(bad + ":2: field 'code'") != std::string::npos);
+  // Nothing of the bad file was imported: the file is checked before the
+  // database is even opened.
+  CHECK_FALSE(std::filesystem::exists(db));
   CHECK(error_of({"exemplars", "add", "--db", db, "--task", "t", "--score", "1", "--code", dir.sub("missing.py")})
             .find("missing.py") != std::string::npos);
+  CHECK(error_of({"exemplars", "stats", "--db", dir.sub("typo")}).find("typo: no exemplar database") != std::string::npos);
+  std::string code = write_file(dir, "k.py", "x");
+  run({"exemplars", "add", "--db", db, "--task", "t", "--score", "1", "--code", code});
+  CHECK(error_of({"exemplars", "add", "--db", db, "--task", "t", "--score", "nan", "--code", code}).find("score") != std::string::npos);
   CHECK(error_of({"exemplars", "sample", "--db", db, "--task", "nothing"}).find("no exemplars") != std::string::npos);
-  // Nothing of the bad file was imported.
+  CHECK(error_of({"exemplars", "sample", "--db", db, "--task", "t", "--temperature", "0"}).find("temperature") != std::string::npos);
   auto stats = json::parse(run({"exemplars", "stats", "--db", db, "--json"}));
-  CHECK(stats["tasks"].empty());
+  CHECK(stats["tasks"].size() == 1);
 }

@@ -1,6 +1,9 @@
 #include "actors/exemplar/exemplars_command.hpp"
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -34,7 +37,24 @@ struct args {
   bool as_json = false;
 };
 
-[[noreturn]] void fail(const std::string& message) { throw CLI::RuntimeError("crucible exemplars: " + message, 1); }
+// A failed subcommand: the message goes to the error stream, then
+// CLI::RuntimeError carries the exit code (CLI11 prints nothing for it).
+struct command_failure {
+  std::string message;
+};
+[[noreturn]] void fail(const std::string& message) { throw command_failure{"crucible exemplars: " + message}; }
+
+template <class F>
+std::function<void()> guarded(std::ostream* err, F body) {
+  return [err, body] {
+    try {
+      body();
+    } catch (const command_failure& f) {
+      *err << f.message << "\n" << std::flush;
+      throw CLI::RuntimeError(f.message, 1);
+    }
+  };
+}
 
 template <class T>
 T must(result<T> r) {
@@ -42,13 +62,18 @@ T must(result<T> r) {
   return std::move(r).value();
 }
 
-std::unique_ptr<exemplar_store> open_store(const args& a) {
+// create: whether a missing database is created (add, import) or an error
+// (sample, stats: a typo in --db must not look like an empty store).
+std::unique_ptr<exemplar_store> open_store(const args& a, bool create) {
   exemplar_options o;
   o.scale = must(parse_bucket_scale(a.scale));
   o.selector = must(parse_selector_kind(a.selector));
   o.bucket_width = a.bucket_width;
   if (auto s = validate(o); !s.ok()) fail(s.error().message);
-  std::shared_ptr<storage::kv_store> kv = must(storage::open_rocksdb(a.db));
+  storage::rocksdb_options ro;
+  ro.create_if_missing = create;
+  if (!create && !std::filesystem::is_directory(a.db)) fail(a.db + ": no exemplar database there");
+  std::shared_ptr<storage::kv_store> kv = must(storage::open_rocksdb(a.db, ro));
   return must(exemplar_store::open(std::move(kv), o));
 }
 
@@ -62,7 +87,7 @@ void run_add(const args& a, std::ostream& out) {
   std::stringstream code;
   code << in.rdbuf();
   if (code.str().empty()) fail(a.code_file + ": the code file is empty");
-  auto store = open_store(a);
+  auto store = open_store(a, true);
   std::string id = a.id.empty() ? derived_exemplar_id(a.task, code.str()) : a.id;
   auto outcome = must(store->insert({a.task, id, code.str(), a.score}));
   auto bucket = must(store->buckets().bucket_of(a.score));
@@ -75,7 +100,8 @@ void run_add(const args& a, std::ostream& out) {
 
 void run_sample(const args& a, std::ostream& out) {
   if (a.draws < 1) fail("--draws must be at least 1");
-  auto store = open_store(a);
+  if (!(a.temperature > 0)) fail("--temperature must be positive");
+  auto store = open_store(a, false);
   auto stats = must(store->stats(a.task));
   if (stats.empty()) fail(fmt::format("task {} has no exemplars in {}", a.task, a.db));
   std::map<std::int32_t, std::uint64_t> bucket_draws;
@@ -130,7 +156,7 @@ void run_sample(const args& a, std::ostream& out) {
 }
 
 void run_stats(const args& a, std::ostream& out) {
-  auto store = open_store(a);
+  auto store = open_store(a, false);
   std::vector<std::string> tasks = a.task.empty() ? must(store->tasks()) : std::vector<std::string>{a.task};
   json all = json::array();
   for (const auto& t : tasks) {
@@ -155,7 +181,7 @@ void run_stats(const args& a, std::ostream& out) {
 
 void run_import(const args& a, std::ostream& out) {
   auto rows = must(read_exemplar_file(a.import_file));
-  auto store = open_store(a);
+  auto store = open_store(a, true);
   std::size_t inserted = 0, duplicates = 0;
   const std::size_t chunk = 10000;
   for (std::size_t i = 0; i < rows.size(); i += chunk) {
@@ -179,11 +205,12 @@ void add_store_options(CLI::App* cmd, args& a) {
 
 }  // namespace
 
-void add_exemplars_command(CLI::App& app) { add_exemplars_command(app, std::cout); }
+void add_exemplars_command(CLI::App& app) { add_exemplars_command(app, std::cout, std::cerr); }
 
-void add_exemplars_command(CLI::App& app, std::ostream& out) {
+void add_exemplars_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto a = std::make_shared<args>();
   std::ostream* o = &out;
+  std::ostream* e = &err;
   auto* root = app.add_subcommand("exemplars", "the exemplar store: add, sample, stats, import");
   root->require_subcommand(1);
 
@@ -193,7 +220,7 @@ void add_exemplars_command(CLI::App& app, std::ostream& out) {
   add->add_option("--score", a->score, "its score (settled reward)")->required();
   add->add_option("--code", a->code_file, "file holding the code")->required();
   add->add_option("--id", a->id, "exemplar id (default: derived from task and code)");
-  add->callback([a, o] { run_add(*a, *o); });
+  add->callback(guarded(e, [a, o] { run_add(*a, *o); }));
 
   auto* sample = root->add_subcommand("sample", "draw exemplars as a rollout would and count the buckets");
   add_store_options(sample, *a);
@@ -203,17 +230,17 @@ void add_exemplars_command(CLI::App& app, std::ostream& out) {
   sample->add_option("--draws", a->draws, "how many draws")->capture_default_str();
   sample->add_option("--seed", a->seed, "generator seed")->capture_default_str();
   sample->add_option("--selector", a->selector, "bucket, uniform or island")->capture_default_str();
-  sample->callback([a, o] { run_sample(*a, *o); });
+  sample->callback(guarded(e, [a, o] { run_sample(*a, *o); }));
 
   auto* stats = root->add_subcommand("stats", "bucket ranges, counts and means per task");
   add_store_options(stats, *a);
   stats->add_option("--task", a->task, "only this task");
-  stats->callback([a, o] { run_stats(*a, *o); });
+  stats->callback(guarded(e, [a, o] { run_stats(*a, *o); }));
 
   auto* import = root->add_subcommand("import", "import JSON Lines (task, code, score) or CUDA-L1 rows");
   import->add_option("file", a->import_file, "JSON Lines file")->required();
   add_store_options(import, *a);
-  import->callback([a, o] { run_import(*a, *o); });
+  import->callback(guarded(e, [a, o] { run_import(*a, *o); }));
 }
 
 }  // namespace crucible::exemplar

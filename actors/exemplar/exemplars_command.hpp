@@ -8,9 +8,11 @@
 //   crucible exemplars import FILE --db DIR
 //
 // Who calls it: runtime/cli/main.cpp adds it to the top-level app. On bad
-// input or a storage failure the subcommand's callback throws
-// CLI::RuntimeError (exit code 1) whose message names the file, line and
-// field; CLI11_PARSE / app.exit() print it and return the code.
+// input or a storage failure the subcommand prints a message naming the
+// file, line and field to the error stream and throws CLI::RuntimeError
+// (exit code 1, the same message in what()); CLI11_PARSE / app.exit() return
+// that code without printing again. sample and stats refuse a --db that does
+// not exist; add and import create it.
 #pragma once
 
 #include <ostream>
@@ -21,8 +23,9 @@ namespace crucible::exemplar {
 
 // Adds the `exemplars` subcommand to app, printing results to std::cout.
 void add_exemplars_command(CLI::App& app);
-// The same, printing to out (which must outlive app's parsing); for tests.
-void add_exemplars_command(CLI::App& app, std::ostream& out);
+// The same, printing results to out and errors to err (both must outlive
+// app's parsing); for tests.
+void add_exemplars_command(CLI::App& app, std::ostream& out, std::ostream& err);
 
 }  // namespace crucible::exemplar
 
