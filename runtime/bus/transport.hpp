@@ -1,8 +1,9 @@
 // A process's end of the bus: direct messages to and from named peers, and
 // events by topic. Implementations: zmq_transport (tcp, ipc, inproc; in
 // zmq_transport.hpp) and memory_transport (a test seam with fault injection,
-// in memory_transport.hpp). Actors never see either: one I/O thread per
-// process owns the transport (bus_loop in bus_loop.hpp) and bridges to them.
+// in memory_transport.hpp). The role actor that faces the bus owns its
+// transport and is that connection's only I/O thread (runtime/node); it
+// sees this interface, never a ZeroMQ header.
 //
 // Not thread-safe except wake(): one thread calls send/publish/receive.
 #pragma once

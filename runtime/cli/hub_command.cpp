@@ -38,15 +38,9 @@ int run_hub(const hub_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  node::bus_loop loop(std::move(*transport));
-  std::shared_ptr<storage::kv_store> store = std::move(*kv);
-  auto hub = node::spawn_hub(sys, options, store, loop);
-  loop.start([hub](std::vector<bus::frame>&& frames) {
-    caf::anon_send(hub, node::frames_atom::value, std::move(frames));
-  });
-  int code = wait_for_shutdown(sys, {caf::actor_cast<caf::actor>(hub)});
-  loop.stop();
-  return code;
+  auto hub = node::spawn_hub(sys, options, std::shared_ptr<storage::kv_store>(std::move(*kv)),
+                             std::shared_ptr<bus::transport>(std::move(*transport)));
+  return wait_for_shutdown(sys, {hub});
 }
 }  // namespace
 

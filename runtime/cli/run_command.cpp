@@ -73,12 +73,10 @@ int run_main(const run_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  node::bus_loop hub_loop(std::move(*hub_transport));
-  auto hub = node::spawn_hub(sys, hub_opts, std::shared_ptr<storage::kv_store>(std::move(*kv)), hub_loop);
-  hub_loop.start([hub](std::vector<bus::frame>&& f) { caf::anon_send(hub, node::frames_atom::value, std::move(f)); });
+  auto hub = node::spawn_hub(sys, hub_opts, std::shared_ptr<storage::kv_store>(std::move(*kv)),
+                             std::shared_ptr<bus::transport>(std::move(*hub_transport)));
 
-  std::vector<std::unique_ptr<node::bus_loop>> worker_loops;
-  std::vector<caf::actor> actors{caf::actor_cast<caf::actor>(hub)};
+  std::vector<caf::actor> actors{hub};
   for (std::uint32_t i = 0; i < run.workers; ++i) {
     bus::peer_options w;
     w.name = "worker-" + std::to_string(i);
@@ -87,11 +85,7 @@ int run_main(const run_args& a) {
     w.job_kinds = {"echo"};
     auto t = bus::connect_peer_transport(hub_opts.bind, w.name);
     if (!t) return fail(t.error());
-    worker_loops.push_back(std::make_unique<node::bus_loop>(std::move(*t)));
-    auto actor = node::spawn_worker(sys, w, node::make_echo_handler(), *worker_loops.back());
-    worker_loops.back()->start(
-        [actor](std::vector<bus::frame>&& f) { caf::anon_send(actor, node::frames_atom::value, std::move(f)); });
-    actors.push_back(caf::actor_cast<caf::actor>(actor));
+    actors.push_back(node::spawn_worker(sys, w, node::make_echo_handler(), std::shared_ptr<bus::transport>(std::move(*t))));
   }
 
   auto client_transport = bus::connect_peer_transport(hub_opts.bind, "run-client");
@@ -117,8 +111,6 @@ int run_main(const run_args& a) {
 
   caf::scoped_actor self{sys};
   for (auto& actor : actors) self->send_exit(actor, caf::exit_reason::user_shutdown);
-  for (auto& l : worker_loops) l->stop();
-  hub_loop.stop();
   return rep.completed == jobs.size() ? 0 : 1;
 }
 }  // namespace

@@ -45,14 +45,9 @@ int run_worker(const worker_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  node::bus_loop loop(std::move(*transport));
-  auto worker = node::spawn_worker(sys, options, node::make_echo_handler(), loop);
-  loop.start([worker](std::vector<bus::frame>&& frames) {
-    caf::anon_send(worker, node::frames_atom::value, std::move(frames));
-  });
-  int code = wait_for_shutdown(sys, {caf::actor_cast<caf::actor>(worker)});
-  loop.stop();
-  return code;
+  auto worker = node::spawn_worker(sys, options, node::make_echo_handler(),
+                                   std::shared_ptr<bus::transport>(std::move(*transport)));
+  return wait_for_shutdown(sys, {worker});
 }
 }  // namespace
 

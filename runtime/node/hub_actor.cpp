@@ -7,72 +7,84 @@
 namespace crucible::node {
 
 using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-struct hub_state {
-  std::shared_ptr<storage::kv_store> kv;
-  std::unique_ptr<hub::job_ledger> ledger;
-  std::unique_ptr<hub::hub_core> core;
-  bus_loop* loop = nullptr;
-  std::chrono::steady_clock::time_point last_report{};
-  static inline const char* name = "hub";
+class hub_actor final : public caf::blocking_actor {
+ public:
+  hub_actor(caf::actor_config& cfg, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
+            std::shared_ptr<bus::transport> transport)
+      : caf::blocking_actor(cfg), options_(std::move(options)), kv_(std::move(kv)), transport_(std::move(transport)) {}
 
+  void act() override {
+    hub::job_ledger ledger(*kv_, options_.ledger_sync ? storage::durability::synced : storage::durability::buffered);
+    auto session = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    hub::hub_core core(options_, ledger, session);
+    if (auto s = core.recover(clock_type::now()); !s.ok()) {
+      spdlog::critical("hub cannot recover its ledger: {}", s.error().text());
+      fail_state(caf::make_error(caf::sec::runtime_error, s.error().text()));
+      return;
+    }
+    const auto tick = std::min<std::chrono::milliseconds>(options_.heartbeat / 2, 50ms);
+    auto last_tick = clock_type::now(), last_report = last_tick;
+    std::vector<bus::frame> frames;
+    bool running = true;
+    while (running) {
+      frames.clear();
+      if (auto s = transport_->receive(frames, 1024, tick); !s.ok()) {
+        spdlog::error("hub receive failed on {}: {}", transport_->describe(), s.error().message);
+        std::this_thread::sleep_for(10ms);
+      }
+      auto now = clock_type::now();
+      for (auto& f : frames) core.on_frame(f, now);
+      if (now - last_tick >= tick) {
+        last_tick = now;
+        core.on_tick(now);
+      }
+      flush(core, now);
+      if (now - last_report >= 10s) {
+        last_report = now;
+        spdlog::info("{}", core.describe());
+      }
+      // The mailbox: stats requests and the exit message, without blocking.
+      for (bool more = true; more;) {
+        receive([&](stats_atom) { return core.describe(); },
+                [&](caf::exit_msg& m) {
+                  spdlog::info("hub stopping: {}", caf::to_string(m.reason));
+                  running = false;
+                },
+                caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+      }
+    }
+  }
+
+ private:
   // Ledger first, replies after: an acknowledgement is never ahead of the disk.
-  void flush() {
-    auto s = core->finish_batch(std::chrono::steady_clock::now());
-    auto out = core->take_outbox();
+  void flush(hub::hub_core& core, clock_type::time_point now) {
+    auto s = core.finish_batch(now);
+    auto out = core.take_outbox();
     if (!s.ok()) {
       spdlog::error("job ledger commit failed ({}); {} replies withheld, peers will retry", s.error().text(),
                     out.size());
       return;
     }
-    loop->post(std::move(out));
+    for (auto& o : out) {
+      auto sent = o.via == bus::channel::direct ? transport_->send(o.to, o.data) : transport_->publish(o.to, o.data);
+      if (!sent.ok()) spdlog::debug("send to '{}' failed: {}", o.to, sent.error().message);
+    }
   }
-};
 
-hub_actor::behavior_type hub_impl(hub_actor::stateful_pointer<hub_state> self, hub::hub_options options,
-                                  std::shared_ptr<storage::kv_store> kv, bus_loop* loop) {
-  auto& st = self->state;
-  st.kv = std::move(kv);
-  st.loop = loop;
-  st.ledger = std::make_unique<hub::job_ledger>(
-      *st.kv, options.ledger_sync ? storage::durability::synced : storage::durability::buffered);
-  auto session = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  auto tick = std::min<std::chrono::milliseconds>(options.heartbeat / 2, 50ms);
-  st.core = std::make_unique<hub::hub_core>(options, *st.ledger, session);
-  if (auto s = st.core->recover(std::chrono::steady_clock::now()); !s.ok()) {
-    spdlog::critical("hub cannot recover its ledger: {}", s.error().text());
-    self->quit(caf::make_error(caf::sec::runtime_error, s.error().text()));
-  } else {
-    self->delayed_send(self, tick, tick_atom::value);
-  }
-  return {
-      [=](frames_atom, std::vector<bus::frame>& frames) {
-        auto now = std::chrono::steady_clock::now();
-        for (auto& f : frames) self->state.core->on_frame(f, now);
-        self->state.flush();
-      },
-      [=](tick_atom) {
-        auto now = std::chrono::steady_clock::now();
-        auto& s = self->state;
-        s.core->on_tick(now);
-        s.flush();
-        if (now - s.last_report >= 10s) {
-          s.last_report = now;
-          spdlog::info("{}", s.core->describe());
-        }
-        self->delayed_send(self, tick, tick_atom::value);
-      },
-      [=](stats_atom) -> std::string { return self->state.core->describe(); },
-  };
-}
+  hub::hub_options options_;
+  std::shared_ptr<storage::kv_store> kv_;
+  std::shared_ptr<bus::transport> transport_;
+};
 
 }  // namespace
 
-hub_actor spawn_hub(caf::actor_system& sys, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
-                    bus_loop& loop) {
-  return sys.spawn<caf::detached>(hub_impl, std::move(options), std::move(kv), &loop);
+caf::actor spawn_hub(caf::actor_system& sys, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
+                     std::shared_ptr<bus::transport> transport) {
+  return sys.spawn<hub_actor>(std::move(options), std::move(kv), std::move(transport));
 }
 
 }  // namespace crucible::node

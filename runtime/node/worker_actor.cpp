@@ -1,6 +1,7 @@
 #include "runtime/node/worker_actor.hpp"
 
 #include <charconv>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 namespace crucible::node {
 
 using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
 
 namespace {
 
@@ -20,7 +22,8 @@ class echo_handler final : public job_handler {
       std::string text(job.payload.begin(), job.payload.end());
       int ms = 0;
       auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-      if (ec != std::errc() || ms < 0) return done(msg::JobStatus::Failed, {}, "sleep job needs a number of ms, got '" + text + "'");
+      if (ec != std::errc() || ms < 0)
+        return done(msg::JobStatus::Failed, {}, "sleep job needs a number of ms, got '" + text + "'");
       std::thread([ms, payload = job.payload, done = std::move(done)] {
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
         done(msg::JobStatus::Ok, payload, {});
@@ -31,69 +34,107 @@ class echo_handler final : public job_handler {
   }
 };
 
-struct worker_state {
-  std::unique_ptr<bus::worker_session> session;
-  std::shared_ptr<job_handler> handler;
-  bus_loop* loop = nullptr;
-  std::uint64_t completed = 0;
-  static inline const char* name = "worker";
+// Finished jobs, handed from any thread to the worker's thread.
+struct completion_queue {
+  struct completion {
+    std::string id;
+    msg::JobStatus status;
+    bus::bytes payload;
+    std::string error;
+  };
+  std::mutex mu;
+  std::vector<completion> items;  // GUARDED_BY(mu)
 
-  void start_jobs(worker_actor::pointer self) {
-    for (auto& job : session->take_jobs()) {
-      spdlog::debug("job {} started (kind {}, attempt {})", job.id, job.kind, job.attempt);
-      worker_actor handle = caf::actor_cast<worker_actor>(self);
-      handler->run(job, [handle, id = job.id](msg::JobStatus status, bus::bytes payload, std::string error) {
-        caf::anon_send(handle, done_atom::value, id, static_cast<int>(status), std::move(payload), std::move(error));
-      });
-    }
-    loop->post(session->take_outbox());
+  std::vector<completion> take() {
+    std::lock_guard lock(mu);
+    return std::exchange(items, {});
   }
 };
 
-worker_actor::behavior_type worker_impl(worker_actor::stateful_pointer<worker_state> self, bus::peer_options options,
-                                        std::shared_ptr<job_handler> handler, bus_loop* loop) {
-  auto& st = self->state;
-  st.handler = std::move(handler);
-  st.loop = loop;
-  auto tick = std::min<std::chrono::milliseconds>(options.heartbeat / 2, 50ms);
-  st.session = std::make_unique<bus::worker_session>(std::move(options));
-  st.session->start(std::chrono::steady_clock::now());
-  loop->post(st.session->take_outbox());
-  self->delayed_send(self, tick, tick_atom::value);
-  return {
-      [=](frames_atom, std::vector<bus::frame>& frames) {
-        auto now = std::chrono::steady_clock::now();
-        for (auto& f : frames) self->state.session->on_frame(f, now);
-        self->state.start_jobs(self);
-      },
-      [=](tick_atom) {
-        self->state.session->on_tick(std::chrono::steady_clock::now());
-        self->state.start_jobs(self);
-        self->delayed_send(self, tick, tick_atom::value);
-      },
-      [=](done_atom, std::string& id, int status, bus::bytes& payload, std::string& error) {
-        auto& s = self->state;
-        ++s.completed;
-        spdlog::debug("job {} finished: {}", id, status == 0 ? "ok" : error);
-        s.session->complete(id, static_cast<msg::JobStatus>(status), payload, error, std::chrono::steady_clock::now());
-        s.start_jobs(self);
-      },
-      [=](stats_atom) -> std::string {
-        auto& s = self->state;
-        return fmt::format("worker {}: {} completed, {} running, {} unacknowledged, {} duplicates ignored",
-                           s.session->options().name, s.completed, s.session->running(), s.session->unacknowledged(),
-                           s.session->duplicates_ignored());
-      },
-  };
-}
+class worker_actor final : public caf::blocking_actor {
+ public:
+  worker_actor(caf::actor_config& cfg, bus::peer_options options, std::shared_ptr<job_handler> handler,
+               std::shared_ptr<bus::transport> transport)
+      : caf::blocking_actor(cfg),
+        options_(std::move(options)),
+        handler_(std::move(handler)),
+        transport_(std::move(transport)),
+        done_(std::make_shared<completion_queue>()) {}
+
+  void act() override {
+    bus::worker_session session(options_);
+    const auto tick = std::min<std::chrono::milliseconds>(options_.heartbeat / 2, 50ms);
+    session.start(clock_type::now());
+    std::uint64_t completed = 0;
+    std::vector<bus::frame> frames;
+    bool running = true;
+    while (running) {
+      transmit(session.take_outbox());
+      frames.clear();
+      (void)transport_->receive(frames, 1024, tick);
+      auto now = clock_type::now();
+      for (auto& f : frames) session.on_frame(f, now);
+      session.on_tick(now);
+      // Jobs that finish at once (in run()) free their slot for the next one
+      // in the same turn.
+      for (bool progress = true; progress;) {
+        start_jobs(session);
+        auto finished = done_->take();
+        progress = !finished.empty();
+        for (auto& c : finished) {
+          ++completed;
+          spdlog::debug("job {} finished: {}", c.id, c.status == msg::JobStatus::Ok ? "ok" : c.error);
+          session.complete(c.id, c.status, c.payload, c.error, now);
+        }
+      }
+      for (bool more = true; more;) {
+        receive(
+            [&](stats_atom) {
+              return fmt::format("worker {}: {} completed, {} running, {} unacknowledged, {} duplicates ignored",
+                                 options_.name, completed, session.running(), session.unacknowledged(),
+                                 session.duplicates_ignored());
+            },
+            [&](caf::exit_msg&) { running = false; }, caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+      }
+    }
+    transmit(session.take_outbox());
+  }
+
+ private:
+  void start_jobs(bus::worker_session& session) {
+    for (auto& job : session.take_jobs()) {
+      spdlog::debug("job {} started (kind {}, attempt {})", job.id, job.kind, job.attempt);
+      handler_->run(job, [q = done_, t = transport_, id = job.id](msg::JobStatus status, bus::bytes payload,
+                                                                  std::string error) {
+        {
+          std::lock_guard lock(q->mu);
+          q->items.push_back({id, status, std::move(payload), std::move(error)});
+        }
+        t->wake();
+      });
+    }
+  }
+
+  void transmit(bus::outbox out) {
+    for (auto& o : out) {
+      auto s = o.via == bus::channel::direct ? transport_->send(o.to, o.data) : transport_->publish(o.to, o.data);
+      if (!s.ok()) spdlog::debug("send failed: {}", s.error().message);
+    }
+  }
+
+  bus::peer_options options_;
+  std::shared_ptr<job_handler> handler_;
+  std::shared_ptr<bus::transport> transport_;
+  std::shared_ptr<completion_queue> done_;
+};
 
 }  // namespace
 
 std::unique_ptr<job_handler> make_echo_handler() { return std::make_unique<echo_handler>(); }
 
-worker_actor spawn_worker(caf::actor_system& sys, bus::peer_options options, std::shared_ptr<job_handler> handler,
-                          bus_loop& loop) {
-  return sys.spawn<caf::detached>(worker_impl, std::move(options), std::move(handler), &loop);
+caf::actor spawn_worker(caf::actor_system& sys, bus::peer_options options, std::shared_ptr<job_handler> handler,
+                        std::shared_ptr<bus::transport> transport) {
+  return sys.spawn<worker_actor>(std::move(options), std::move(handler), std::move(transport));
 }
 
 }  // namespace crucible::node

@@ -1,8 +1,13 @@
-// A worker role as a CAF actor: it owns the worker side of the bus protocol
-// (worker_session) and hands each job to a job_handler, the part that
-// differs between roles (the evaluator measures kernels, the echo handler
-// answers test and benchmark jobs). Spawned by `crucible worker` and by
-// roles that take jobs.
+// A worker role as a CAF actor that is also the I/O thread of its bus
+// connection: it owns the transport (through the transport interface), the
+// worker side of the protocol (worker_session), and hands each job to a
+// job_handler, the part that differs between roles (the evaluator measures
+// kernels, the exemplar store samples, the echo handler answers test and
+// benchmark jobs). Frames and completions are handled on one thread with no
+// hand-off (see hub_actor.hpp for why).
+//
+// Mailbox: stats_atom -> std::string; an exit message stops it. Spawned by
+// `crucible worker`, `crucible run` and the roles that take jobs.
 #pragma once
 
 #include <functional>
@@ -12,8 +17,8 @@
 #include <caf/all.hpp>
 
 #include "runtime/bus/peer_options.hpp"
+#include "runtime/bus/transport.hpp"
 #include "runtime/bus/worker_session.hpp"
-#include "runtime/node/bus_loop.hpp"
 #include "runtime/node/caf_types.hpp"
 
 namespace crucible::node {
@@ -33,14 +38,7 @@ class job_handler {
 // anything else fails with a reason.
 std::unique_ptr<job_handler> make_echo_handler();
 
-// frames: a batch from the bus loop; tick: timer; done: a job finished
-// (id, status, payload, error); stats: one-line summary.
-using worker_actor = caf::typed_actor<caf::reacts_to<frames_atom, std::vector<bus::frame>>,
-                                      caf::reacts_to<tick_atom>,
-                                      caf::reacts_to<done_atom, std::string, int, bus::bytes, std::string>,
-                                      caf::replies_to<stats_atom>::with<std::string>>;
-
-worker_actor spawn_worker(caf::actor_system& sys, bus::peer_options options, std::shared_ptr<job_handler> handler,
-                          bus_loop& loop);
+caf::actor spawn_worker(caf::actor_system& sys, bus::peer_options options, std::shared_ptr<job_handler> handler,
+                        std::shared_ptr<bus::transport> transport);
 
 }  // namespace crucible::node
