@@ -26,14 +26,15 @@ void client_session::send_register(clock::time_point now) {
 }
 
 void client_session::submit(std::string_view id, std::string_view kind, std::span<const std::uint8_t> payload,
-                            clock::time_point now) {
+                            clock::time_point now, std::string_view exclude_worker) {
   std::string key(id);
   if (outstanding_.count(key) || delivered_.count(key)) return;
   auto& fbb = writer_.fbb();
   auto idv = fbb.CreateString(id);
   auto kv = fbb.CreateString(kind);
   auto pv = fbb.CreateVector(payload.data(), payload.size());
-  auto s = m::CreateJobSubmit(fbb, idv, kv, pv);
+  auto ex = exclude_worker.empty() ? 0 : fbb.CreateString(exclude_worker);
+  auto s = m::CreateJobSubmit(fbb, idv, kv, pv, ex);
   auto env = writer_.finish(s, options_.name, id);
   if (registered_) out_.push_back({channel::direct, {}, env});
   outstanding_[key] = {std::move(env), now, false};

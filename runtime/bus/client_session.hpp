@@ -29,8 +29,10 @@ class client_session {
   explicit client_session(peer_options options);
 
   void start(clock::time_point now);
-  // Queues a job; the id must be unique for the life of the run.
-  void submit(std::string_view id, std::string_view kind, std::span<const std::uint8_t> payload, clock::time_point now);
+  // Queues a job; the id must be unique for the life of the run. A job with
+  // exclude_worker set is never dispatched to that worker.
+  void submit(std::string_view id, std::string_view kind, std::span<const std::uint8_t> payload, clock::time_point now,
+              std::string_view exclude_worker = {});
   void on_frame(const frame& f, clock::time_point now);
   void on_tick(clock::time_point now);
 

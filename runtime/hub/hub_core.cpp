@@ -41,6 +41,7 @@ status hub_core::recover(clock::time_point now) {
     j.id = std::string(str(s->job_id()));
     j.kind = std::string(str(s->kind()));
     j.submitter = std::string(str((*env)->sender()));
+    j.exclude = std::string(str(s->exclude_worker()));
     if (e.result.empty()) {
       j.state = job_state::recovering;
       j.submit = std::move(e.submit);
@@ -124,6 +125,8 @@ void hub_core::handle_register(const std::string& from, const msg::Envelope& env
     for (auto k : *r.job_kinds()) p.kinds.emplace_back(str(k));
   p.last_seen = now;
   p.free_slots = r.slots();
+  p.required = r.required();
+  p.deadline_ms = r.deadline_ms();
   p.last_seq = r.last_seq();
   p.next_seq = std::max(p.next_seq, r.last_seq() + 1);
 
@@ -162,6 +165,7 @@ void hub_core::handle_register(const std::string& from, const msg::Envelope& env
   auto ok = m::CreateRegistered(writer_.fbb(), session_, static_cast<std::uint32_t>(options_.heartbeat.count()),
                                 static_cast<std::uint32_t>(options_.dead_after.count()));
   send(from, writer_.finish(ok, "hub", str(env.id())));
+  publish_peer(p, true);
   spdlog::info("{} {} '{}' on {} (kinds: {}, slots: {}, holds {} jobs)", known ? "re-registered" : "registered",
                m::EnumNameRole(r.role()), from, p.node, fmt::join(p.kinds, ","), r.slots(),
                r.held_jobs() ? r.held_jobs()->size() : 0);
@@ -232,6 +236,7 @@ void hub_core::handle_submit(peer& p, std::span<const std::uint8_t> raw, const m
   j.id = id;
   j.kind = std::string(str(s.kind()));
   j.submitter = p.name;
+  j.exclude = std::string(str(s.exclude_worker()));
   j.submit.assign(raw.begin(), raw.end());
   j.state = job_state::queued;
   auto [it, _] = jobs_.emplace(id, std::move(j));
@@ -298,6 +303,10 @@ void hub_core::handle_event(const bus::frame& f, clock::time_point) {
 }
 
 void hub_core::on_tick(clock::time_point now) {
+  if (now - last_registry_ >= 10 * options_.heartbeat) {  // for subscribers that joined late
+    last_registry_ = now;
+    for (auto& [name, p] : peers_) publish_peer(p, true);
+  }
   if (now - last_heartbeat_ >= options_.heartbeat) {
     last_heartbeat_ = now;
     ++heartbeat_seq_;
@@ -316,6 +325,7 @@ void hub_core::on_tick(clock::time_point now) {
                  p.node, std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_seen).count(),
                  p.assigned.size());
     requeue_jobs_of(p, "dead");
+    publish_peer(p, false);
     peers_.erase(name);
   }
   // Dispatches the worker never confirmed (seq beyond what it reports seeing).
@@ -390,13 +400,7 @@ void hub_core::dispatch(clock::time_point now) {
   for (auto& [name, p] : peers_) {
     if (p.kinds.empty()) continue;
     for (std::uint32_t c = credit(p); c > 0; --c) {
-      job* next = nullptr;
-      for (auto& [kind, q] : queues_) {
-        if (q.empty() || !p.serves(kind)) continue;
-        next = find_job(q.front());
-        q.pop_front();
-        break;
-      }
+      job* next = next_job_for(p);
       if (!next) break;
       auto env = messages::open(next->submit);
       CRUCIBLE_CHECK(env.ok(), "a queued job's submit envelope was verified on arrival");
@@ -416,6 +420,33 @@ void hub_core::dispatch(clock::time_point now) {
       ++counters_.dispatched;
     }
   }
+}
+
+hub_core::job* hub_core::next_job_for(const peer& p) {
+  for (auto& [kind, q] : queues_) {
+    if (q.empty() || !p.serves(kind)) continue;
+    // The first job this worker may take; a job that excludes it waits for
+    // another (looked for among the first few, to keep dispatch cheap).
+    std::size_t limit = std::min<std::size_t>(q.size(), 64);
+    for (std::size_t i = 0; i < limit; ++i) {
+      job* j = find_job(q[i]);
+      if (j->exclude == p.name) continue;
+      q.erase(q.begin() + static_cast<long>(i));
+      return j;
+    }
+  }
+  return nullptr;
+}
+
+void hub_core::publish_peer(const peer& p, bool joined) {
+  auto& fbb = writer_.fbb();
+  std::vector<flatbuffers::Offset<flatbuffers::String>> kinds;
+  for (auto& k : p.kinds) kinds.push_back(fbb.CreateString(k));
+  auto name = fbb.CreateString(p.name);
+  auto node = fbb.CreateString(p.node);
+  auto kv = fbb.CreateVector(kinds);
+  auto ev = m::CreatePeerEvent(fbb, name, p.role, node, joined, kv, p.required, p.deadline_ms);
+  out_.push_back({bus::channel::event, "PeerEvent", writer_.finish(ev, "hub", p.name)});
 }
 
 hub_core::job* hub_core::find_job(std::string_view id) {

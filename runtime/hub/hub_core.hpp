@@ -81,7 +81,7 @@ class hub_core {
  private:
   enum class job_state { recovering, queued, assigned, done };
   struct job {
-    std::string id, kind, submitter;
+    std::string id, kind, submitter, exclude;
     bus::bytes submit;   // the JobSubmit envelope (verified)
     bus::bytes result;   // the JobResult envelope once done
     job_state state = job_state::queued;
@@ -97,6 +97,8 @@ class hub_core {
     std::uint32_t free_slots = 0;     // as last reported
     std::uint64_t last_seq = 0;       // as last reported
     std::uint64_t next_seq = 1;
+    bool required = false;            // detectors
+    std::uint32_t deadline_ms = 0;    // detectors
     std::map<std::string, std::uint64_t> assigned;  // job id -> dispatch seq (0: claimed)
     clock::time_point last_seen{};
     bool serves(const std::string& kind) const;
@@ -114,6 +116,8 @@ class hub_core {
   void unassign(job& j);
   void requeue_jobs_of(peer& p, const char* why);
   void dispatch(clock::time_point now);
+  job* next_job_for(const peer& p);
+  void publish_peer(const peer& p, bool joined);
   std::uint32_t credit(const peer& p) const;
   job* find_job(std::string_view id);
 
@@ -134,7 +138,7 @@ class hub_core {
   std::map<std::string, peer> peers_;                    // by routing id (= name)
   std::set<std::string> recently_acked_;                 // answers late duplicates without the ledger
   std::deque<std::string> acked_order_;                  // bounds recently_acked_
-  clock::time_point last_heartbeat_{};
+  clock::time_point last_heartbeat_{}, last_registry_{};
   clock::time_point recovery_ends_{};
   std::int64_t last_purge_ns_ = 0;
   std::uint64_t heartbeat_seq_ = 0;

@@ -290,3 +290,30 @@ TEST_CASE("a failing ledger commit is reported, so the caller can withhold the a
   f.kv.fail_next_writes(1);
   CHECK_FALSE(f.hub->finish_batch(f.now).ok());
 }
+
+TEST_CASE("a job that excludes a worker waits for another worker") {
+  fixture f;
+  f.deliver("c", reg("c", {}, 0));
+  f.deliver("a", reg("a", {"verify"}, 1));
+  envelope_writer w;
+  auto& fbb = w.fbb();
+  auto s = m::CreateJobSubmit(fbb, fbb.CreateString("v1"), fbb.CreateString("verify"), 0, fbb.CreateString("a"));
+  CHECK(sent(f.deliver("c", w.finish(s, "c", "v1")), "a", m::Payload::Job).empty());
+  auto jobs = sent(f.deliver("b", reg("b", {"verify"}, 1)), "b", m::Payload::Job);
+  REQUIRE(jobs.size() == 1);
+  CHECK(str(jobs[0]->payload_as_Job()->job_id()) == "v1");
+}
+
+TEST_CASE("registrations and departures are published as PeerEvents") {
+  fixture f;
+  f.options.dead_after = 1000ms;
+  f.restart();
+  auto& out = f.deliver("d", reg("d", {"detect:static"}, 4));
+  auto events = sent(out, "PeerEvent", m::Payload::PeerEvent);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0]->payload_as_PeerEvent()->joined());
+  CHECK(str(events[0]->payload_as_PeerEvent()->name()) == "d");
+  auto left = sent(f.tick(1500ms), "PeerEvent", m::Payload::PeerEvent);
+  REQUIRE_FALSE(left.empty());
+  CHECK_FALSE(left.back()->payload_as_PeerEvent()->joined());
+}
