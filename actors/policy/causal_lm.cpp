@@ -1,0 +1,409 @@
+#include "actors/policy/causal_lm.hpp"
+
+#include <torch/version.h>
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "actors/policy/checkpoint_weights.hpp"
+
+// scaled_dot_product_attention arrived in PyTorch 2.0.
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+#define CRUCIBLE_HAVE_SDPA 1
+#else
+#define CRUCIBLE_HAVE_SDPA 0
+#endif
+
+namespace crucible::policy {
+
+// A node of the parameter tree; its only purpose is to give parameters their
+// Hugging Face dotted names through torch::nn::Module's hierarchy.
+struct parameter_node : torch::nn::Module {};
+
+struct decoder_layer {
+  torch::Tensor input_norm, post_norm;
+  torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
+  torch::Tensor gate_w, gate_b, up_w, up_b, down_w, down_b;
+};
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// Registers a parameter called `dotted` ("model.layers.0.mlp.up_proj.weight")
+// under `root`, creating the intermediate nodes.
+torch::Tensor add_parameter(torch::nn::Module& root, const std::string& dotted, torch::IntArrayRef shape,
+                            const torch::TensorOptions& options) {
+  torch::nn::Module* node = &root;
+  std::size_t start = 0;
+  for (std::size_t dot = dotted.find('.'); dot != std::string::npos; dot = dotted.find('.', start)) {
+    const std::string part = dotted.substr(start, dot - start);
+    auto children = node->named_children();
+    if (auto* child = children.find(part)) {
+      node = child->get();
+    } else {
+      node = node->register_module(part, std::make_shared<parameter_node>()).get();
+    }
+    start = dot + 1;
+  }
+  return node->register_parameter(dotted.substr(start), torch::empty(shape, options));
+}
+
+std::string shape_text(torch::IntArrayRef shape) {
+  std::ostringstream s;
+  s << "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << "]";
+  return s.str();
+}
+
+torch::ScalarType default_dtype(const torch::Device& device, const std::optional<dtype>& wanted) {
+  if (wanted) return to_torch(*wanted);
+  return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
+}
+
+// Hugging Face's RMSNorm: normalise in fp32, cast back, then scale.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  auto h = x.to(torch::kFloat32);
+  h = h * torch::rsqrt(h.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * h.to(x.scalar_type());
+}
+
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  return b.defined() ? torch::nn::functional::linear(x, w, b) : torch::nn::functional::linear(x, w);
+}
+
+torch::Tensor rotate_half(const torch::Tensor& x) {
+  const auto half = x.size(-1) / 2;
+  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+}  // namespace
+
+torch::ScalarType to_torch(dtype type) {
+  switch (type) {
+    case dtype::f32: return torch::kFloat32;
+    case dtype::bf16: return torch::kBFloat16;
+    case dtype::f16: return torch::kFloat16;
+    default: break;
+  }
+  check_failed("type is f32, bf16 or f16", __FILE__, __LINE__, "the policy computes in F32, BF16 or F16 only");
+}
+
+causal_lm::causal_lm(model_config config, const model_placement& placement)
+    : config_(std::move(config)),
+      device_(placement.device),
+      dtype_(default_dtype(device_, placement.compute_dtype)) {
+  const auto opts = torch::TensorOptions().dtype(dtype_).device(device_);
+  const auto& c = config_;
+  const std::int64_t q_out = c.num_attention_heads * c.head_dim, kv_out = c.num_key_value_heads * c.head_dim;
+  embed_tokens_ = add_parameter(*this, "model.embed_tokens.weight", {c.vocab_size, c.hidden_size}, opts);
+  for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    auto layer = std::make_shared<decoder_layer>();
+    auto add = [&](const std::string& name, torch::IntArrayRef shape) { return add_parameter(*this, p + name, shape, opts); };
+    layer->input_norm = add("input_layernorm.weight", {c.hidden_size});
+    layer->q_w = add("self_attn.q_proj.weight", {q_out, c.hidden_size});
+    layer->k_w = add("self_attn.k_proj.weight", {kv_out, c.hidden_size});
+    layer->v_w = add("self_attn.v_proj.weight", {kv_out, c.hidden_size});
+    if (c.attention_bias) {
+      layer->q_b = add("self_attn.q_proj.bias", {q_out});
+      layer->k_b = add("self_attn.k_proj.bias", {kv_out});
+      layer->v_b = add("self_attn.v_proj.bias", {kv_out});
+    }
+    layer->o_w = add("self_attn.o_proj.weight", {c.hidden_size, q_out});
+    if (c.o_proj_bias) layer->o_b = add("self_attn.o_proj.bias", {c.hidden_size});
+    layer->post_norm = add("post_attention_layernorm.weight", {c.hidden_size});
+    layer->gate_w = add("mlp.gate_proj.weight", {c.intermediate_size, c.hidden_size});
+    layer->up_w = add("mlp.up_proj.weight", {c.intermediate_size, c.hidden_size});
+    layer->down_w = add("mlp.down_proj.weight", {c.hidden_size, c.intermediate_size});
+    if (c.mlp_bias) {
+      layer->gate_b = add("mlp.gate_proj.bias", {c.intermediate_size});
+      layer->up_b = add("mlp.up_proj.bias", {c.intermediate_size});
+      layer->down_b = add("mlp.down_proj.bias", {c.hidden_size});
+    }
+    layers_.push_back(std::move(layer));
+  }
+  final_norm_ = add_parameter(*this, "model.norm.weight", {c.hidden_size}, opts);
+  lm_head_ = c.tie_word_embeddings ? embed_tokens_
+                                   : add_parameter(*this, "lm_head.weight", {c.vocab_size, c.hidden_size}, opts);
+  // As transformers: 1 / theta^(2i / head_dim), computed in fp32.
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
+  inv_freq_ = 1.0 / torch::pow(torch::full({}, c.rope_theta, f32),
+                               torch::arange(0, c.head_dim, 2, f32.dtype(torch::kInt64)).to(torch::kFloat32) /
+                                   static_cast<double>(c.head_dim));
+}
+
+kv_cache causal_lm::make_cache(std::int64_t batch, std::int64_t capacity) const {
+  kv_cache cache;
+  cache.capacity = capacity;
+  const auto opts = torch::TensorOptions().dtype(dtype_).device(device_);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    cache.keys.push_back(torch::zeros({batch, config_.num_key_value_heads, capacity, config_.head_dim}, opts));
+    cache.values.push_back(torch::zeros({batch, config_.num_key_value_heads, capacity, config_.head_dim}, opts));
+  }
+  return cache;
+}
+
+torch::Tensor positions_from_mask(const torch::Tensor& mask) {
+  auto m = mask.to(torch::kInt64);
+  return (m.cumsum(-1) - 1).clamp_min(0) * m;
+}
+
+torch::Tensor causal_lm::hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
+                                       const torch::Tensor& key_mask, kv_cache* cache) {
+  const std::int64_t batch = input_ids.size(0), tokens = input_ids.size(1);
+  const std::int64_t offset = cache ? cache->length : 0, keys = offset + tokens;
+  CRUCIBLE_CHECK(key_mask.size(0) == batch && key_mask.size(1) == keys, "key_mask must be [batch, cached + tokens]");
+  CRUCIBLE_CHECK(!cache || keys <= cache->capacity, "kv_cache capacity exceeded");
+
+  auto x = torch::embedding(embed_tokens_, input_ids.to(device_));
+  // RoPE tables [batch, 1, tokens, head_dim] in fp32, cast to the compute dtype.
+  auto freqs = position_ids.to(device_).to(torch::kFloat32).unsqueeze(-1) * inv_freq_;
+  auto emb = torch::cat({freqs, freqs}, -1);
+  auto cos = emb.cos().to(dtype_).unsqueeze(1), sin = emb.sin().to(dtype_).unsqueeze(1);
+  // Allowed (query, key) pairs [batch, 1, tokens, keys]: causal, not padding,
+  // and always the token itself, so that padding rows stay finite.
+  const auto long_opts = torch::TensorOptions().dtype(torch::kInt64).device(device_);
+  auto q_slot = torch::arange(offset, keys, long_opts).unsqueeze(1);
+  auto k_slot = torch::arange(0, keys, long_opts).unsqueeze(0);
+  auto mask = (k_slot <= q_slot).unsqueeze(0) & key_mask.to(device_).to(torch::kBool).unsqueeze(1);
+  mask = (mask | (k_slot == q_slot).unsqueeze(0)).unsqueeze(1);
+
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    auto& layer = *layers_[i];
+    x = x + attention(layer, rms_norm(x, layer.input_norm, config_.rms_norm_eps), cos, sin, mask, cache, i);
+    auto h = rms_norm(x, layer.post_norm, config_.rms_norm_eps);
+    auto act = torch::silu(linear(h, layer.gate_w, layer.gate_b)) * linear(h, layer.up_w, layer.up_b);
+    x = x + linear(act, layer.down_w, layer.down_b);
+  }
+  if (cache) cache->length = keys;
+  (void)batch;
+  return rms_norm(x, final_norm_, config_.rms_norm_eps);
+}
+
+torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x, const torch::Tensor& cos,
+                                   const torch::Tensor& sin, const torch::Tensor& mask, kv_cache* cache,
+                                   std::size_t index) {
+  const std::int64_t batch = x.size(0), tokens = x.size(1), d = config_.head_dim;
+  const std::int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
+  const std::int64_t group = heads / kv_heads;
+  auto q = linear(x, layer.q_w, layer.q_b).view({batch, tokens, heads, d}).transpose(1, 2);
+  auto k = linear(x, layer.k_w, layer.k_b).view({batch, tokens, kv_heads, d}).transpose(1, 2);
+  auto v = linear(x, layer.v_w, layer.v_b).view({batch, tokens, kv_heads, d}).transpose(1, 2);
+  q = q * cos + rotate_half(q) * sin;
+  k = k * cos + rotate_half(k) * sin;
+  if (cache) {
+    const std::int64_t offset = cache->length;
+    cache->keys[index].narrow(2, offset, tokens).copy_(k);
+    cache->values[index].narrow(2, offset, tokens).copy_(v);
+    k = cache->keys[index].narrow(2, 0, offset + tokens);
+    v = cache->values[index].narrow(2, 0, offset + tokens);
+  }
+  const std::int64_t keys = k.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  torch::Tensor out;  // [batch, heads, tokens, d]
+#if CRUCIBLE_HAVE_SDPA
+  if (device_.is_cuda() && tokens > 1) {
+    // Prefill on CUDA: the fused kernel, with keys/values repeated per group.
+    auto kr = k.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
+    auto vr = v.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
+    out = at::scaled_dot_product_attention(q, kr, vr, mask, 0.0, false);
+  }
+#endif
+  if (!out.defined()) {
+    // Queries grouped per key/value head, so keys and values are read once
+    // and never copied: [batch, kv_heads, group * tokens, d].
+    auto qg = q.reshape({batch, kv_heads, group * tokens, d});
+    auto scores = torch::matmul(qg, k.transpose(-2, -1)).mul(scale).view({batch, kv_heads, group, tokens, keys});
+    scores = scores.to(torch::kFloat32).masked_fill(mask.unsqueeze(1).logical_not(),
+                                                    -std::numeric_limits<float>::infinity());
+    auto probs = scores.softmax(-1).to(dtype_).view({batch, kv_heads, group * tokens, keys});
+    out = torch::matmul(probs, v).view({batch, heads, tokens, d});
+  }
+  out = out.transpose(1, 2).reshape({batch, tokens, heads * d});
+  return linear(out, layer.o_w, layer.o_b);
+}
+
+torch::Tensor causal_lm::logits(const torch::Tensor& hidden) const {
+  return torch::nn::functional::linear(hidden, lm_head_).to(torch::kFloat32);
+}
+
+torch::Tensor token_logprobs(causal_lm& model, const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                             std::int64_t first_target, double temperature) {
+  const std::int64_t tokens = input_ids.size(1);
+  CRUCIBLE_CHECK(first_target >= 1 && first_target <= tokens, "first_target must be in [1, tokens]");
+  CRUCIBLE_CHECK(temperature > 0, "temperature must be positive");
+  auto hidden = model.hidden_states(input_ids, positions_from_mask(attention_mask), attention_mask);
+  auto logits = model.logits(hidden.narrow(1, first_target - 1, tokens - first_target));
+  if (temperature != 1.0) logits = logits / temperature;
+  auto targets = input_ids.narrow(1, first_target, tokens - first_target).to(model.device()).to(torch::kInt64);
+  return torch::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+}
+
+result<std::shared_ptr<causal_lm>> load_causal_lm(const fs::path& dir, const model_placement& placement) {
+  const fs::path config_path = dir / "config.json";
+  auto config = read_model_config(config_path);
+  if (!config) return config.error();
+  auto weights = checkpoint_weights::open(dir);
+  if (!weights) return weights.error();
+  std::string config_text;
+  {
+    std::ifstream in(config_path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    config_text = s.str();
+  }
+  try {
+    torch::Device device(placement.device);
+    if (device.is_cuda() && !torch::cuda::is_available()) {
+      return make_error(errc::invalid_argument, "device " + placement.device + ": this LibTorch has no usable CUDA");
+    }
+    auto model = std::make_shared<causal_lm>(*config, placement);
+    model->set_config_json(std::move(config_text));
+    torch::NoGradGuard no_grad;
+    std::set<std::string> used;
+    for (auto& item : model->named_parameters()) {
+      const std::string& name = item.key();
+      torch::Tensor& param = item.value();
+      const tensor_view* t = weights->find(name);
+      if (!t) {
+        return make_error(errc::corrupt, dir.string() + ": no tensor " + name + " in the safetensors files, but " +
+                                             config_path.string() + " (" + config->text() + ") needs it");
+      }
+      if (t->type != dtype::f32 && t->type != dtype::bf16 && t->type != dtype::f16) {
+        return make_error(errc::corrupt, dir.string() + ": tensor " + t->text() + " has dtype " +
+                                             std::string(to_string(t->type)) + "; supported: F32, BF16, F16");
+      }
+      if (torch::IntArrayRef(t->shape) != param.sizes()) {
+        return make_error(errc::corrupt, dir.string() + ": tensor " + t->text() + " should have shape " +
+                                             shape_text(param.sizes()) + " by " + config_path.string() + " (" +
+                                             config->text() + ")");
+      }
+      auto staged = torch::empty(param.sizes(), torch::TensorOptions().dtype(to_torch(t->type)));
+      std::memcpy(staged.data_ptr(), t->bytes.data(), t->bytes.size());
+      param.copy_(staged);
+      used.insert(name);
+    }
+    for (const auto& name : weights->names()) {
+      if (used.count(name)) continue;
+      if (name == "lm_head.weight" && config->tie_word_embeddings) continue;  // a tied copy some tools save
+      if (name.ends_with(".rotary_emb.inv_freq")) continue;                   // older transformers saved it
+      return make_error(errc::corrupt, dir.string() + ": tensor " + name + " has no place in a " +
+                                           std::string(to_string(config->arch)) + " model as " + config_path.string() +
+                                           " describes it (" + config->text() + ")");
+    }
+    return model;
+  } catch (const c10::Error& e) {
+    return make_error(errc::invalid_argument, dir.string() + ": LibTorch: " + e.what_without_backtrace());
+  }
+}
+
+namespace {
+
+std::string dtype_name(dtype type) {
+  switch (type) {
+    case dtype::bf16: return "bfloat16";
+    case dtype::f16: return "float16";
+    default: return "float32";
+  }
+}
+
+// A transformers config.json for `c` when none was loaded.
+json config_to_json(const model_config& c) {
+  const bool qwen = c.arch == architecture::qwen2;
+  json j = {{"architectures", {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+            {"model_type", qwen ? "qwen2" : "llama"},
+            {"hidden_act", "silu"},
+            {"hidden_size", c.hidden_size},
+            {"intermediate_size", c.intermediate_size},
+            {"num_hidden_layers", c.num_hidden_layers},
+            {"num_attention_heads", c.num_attention_heads},
+            {"num_key_value_heads", c.num_key_value_heads},
+            {"head_dim", c.head_dim},
+            {"vocab_size", c.vocab_size},
+            {"max_position_embeddings", c.max_position_embeddings},
+            {"rope_theta", c.rope_theta},
+            {"rms_norm_eps", c.rms_norm_eps},
+            {"tie_word_embeddings", c.tie_word_embeddings}};
+  if (!qwen) {
+    j["attention_bias"] = c.attention_bias;
+    j["mlp_bias"] = c.mlp_bias;
+  }
+  if (c.bos_token_id) j["bos_token_id"] = *c.bos_token_id;
+  if (c.eos_token_ids.size() == 1) j["eos_token_id"] = c.eos_token_ids[0];
+  if (c.eos_token_ids.size() > 1) j["eos_token_id"] = c.eos_token_ids;
+  return j;
+}
+
+}  // namespace
+
+status save_causal_lm(const causal_lm& model, const fs::path& dir, const save_options& options) {
+  dtype out_type = dtype::f32;
+  if (options.tensor_dtype) {
+    out_type = *options.tensor_dtype;
+  } else if (model.config().torch_dtype == "bfloat16") {
+    out_type = dtype::bf16;
+  } else if (model.config().torch_dtype == "float16") {
+    out_type = dtype::f16;
+  }
+  if (out_type != dtype::f32 && out_type != dtype::bf16 && out_type != dtype::f16) {
+    return make_error(errc::invalid_argument, dir.string() + ": save dtype must be F32, BF16 or F16");
+  }
+  std::vector<torch::Tensor> host;
+  std::vector<tensor_view> views;
+  try {
+    torch::NoGradGuard no_grad;
+    for (const auto& item : model.named_parameters()) {
+      auto t = item.value().detach().to(torch::kCPU, to_torch(out_type)).contiguous();
+      host.push_back(t);
+      tensor_view v;
+      v.name = item.key();
+      v.type = out_type;
+      v.shape.assign(t.sizes().begin(), t.sizes().end());
+      v.bytes = {static_cast<const std::byte*>(t.data_ptr()), static_cast<std::size_t>(t.nbytes())};
+      views.push_back(std::move(v));
+    }
+  } catch (const c10::Error& e) {
+    return make_error(errc::internal, dir.string() + ": LibTorch: " + e.what_without_backtrace());
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(errc::io, dir.string() + ": cannot create: " + ec.message());
+  // Stale shards of an earlier save would be listed by nothing but still confuse readers.
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".safetensors") fs::remove(entry.path(), ec);
+  }
+  CRUCIBLE_TRY(write_checkpoint_weights(dir, views, {.max_shard_bytes = options.max_shard_bytes}));
+
+  json config = model.config_json().empty() ? config_to_json(model.config())
+                                            : json::parse(model.config_json(), nullptr, false);
+  if (config.is_discarded()) config = config_to_json(model.config());
+  if (config.contains("torch_dtype")) config["torch_dtype"] = dtype_name(out_type);
+  if (config.contains("dtype") || !config.contains("torch_dtype")) config["dtype"] = dtype_name(out_type);
+  {
+    std::ofstream out(dir / "config.json", std::ios::trunc);
+    out << config.dump(2) << "\n";
+    if (!out) return make_error(errc::io, (dir / "config.json").string() + ": write failed");
+  }
+  if (options.tokenizer_from) {
+    const auto& from = *options.tokenizer_from;
+    if (!fs::exists(from / "tokenizer.json")) {
+      return make_error(errc::not_found, (from / "tokenizer.json").string() + ": no tokenizer to copy");
+    }
+    for (const char* name : {"tokenizer.json", "tokenizer_config.json", "generation_config.json",
+                             "special_tokens_map.json"}) {
+      if (!fs::exists(from / name) || fs::equivalent(from, dir, ec)) continue;
+      fs::copy_file(from / name, dir / name, fs::copy_options::overwrite_existing, ec);
+      if (ec) return make_error(errc::io, (dir / name).string() + ": cannot copy: " + ec.message());
+    }
+  }
+  return status::success();
+}
+
+}  // namespace crucible::policy

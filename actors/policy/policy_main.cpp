@@ -1,0 +1,127 @@
+// crucible-policy: the policy's tools in a binary of their own, for machines
+// that build only the policy (tools/gpu/policy_gpu.sh) until runtime/cli
+// registers them in `crucible`: generate, tokenize, save (load and save back,
+// the round trip transformers checks) and bench-generate.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include <CLI/CLI.hpp>
+
+#include "actors/policy/generate_command.hpp"
+#include "actors/policy/policy.hpp"
+#include "actors/policy/tokenize_command.hpp"
+
+namespace {
+
+using namespace crucible::policy;
+
+// Device memory in use (total - free) as cudaMemGetInfo reports it, found at
+// run time in the CUDA runtime LibTorch loaded; -1 without CUDA.
+double device_memory_used_gib() {
+  using get_info_fn = int (*)(std::size_t*, std::size_t*);
+  auto fn = reinterpret_cast<get_info_fn>(dlsym(RTLD_DEFAULT, "cudaMemGetInfo"));
+  std::size_t free = 0, total = 0;
+  if (!fn || fn(&free, &total) != 0) return -1;
+  return static_cast<double>(total - free) / (1024.0 * 1024.0 * 1024.0);
+}
+
+struct bench_request {
+  std::string model_dir, device = "cuda";
+  std::int64_t prompt_tokens = 512, new_tokens = 512;
+  std::vector<std::int64_t> batches{1, 8, 64};
+};
+
+int run_bench(const bench_request& r) {
+  auto loaded = policy::load(r.model_dir, {.device = r.device, .compute_dtype = std::nullopt});
+  if (!loaded) {
+    std::cerr << "crucible-policy bench-generate: " << loaded.error().text() << "\n";
+    return 1;
+  }
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<std::int32_t> token(0, static_cast<std::int32_t>(loaded->config().vocab_size) - 1);
+  generation_options o;
+  o.sampling.greedy = true;
+  o.eos_token_ids = std::vector<std::int32_t>{};  // always the full length, as the transformers side
+  auto timed = [&](const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t n) {
+    o.max_new_tokens = n;
+    auto t0 = std::chrono::steady_clock::now();
+    auto g = loaded->generate(prompts, o);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!g) {
+      std::cerr << "crucible-policy bench-generate: " << g.error().text() << "\n";
+      std::exit(1);
+    }
+    return std::chrono::duration<double>(t1 - t0).count();
+  };
+  for (auto batch : r.batches) {
+    std::vector<std::vector<std::int32_t>> prompts(static_cast<std::size_t>(batch));
+    for (auto& p : prompts) {
+      for (std::int64_t i = 0; i < r.prompt_tokens; ++i) p.push_back(token(rng));
+    }
+    timed(prompts, 4);  // warm-up
+    const double first = timed(prompts, 1);  // prefill and one token
+    const double full = timed(prompts, r.new_tokens);
+    nlohmann::json j = {{"impl", "crucible"},
+                        {"device", r.device},
+                        {"batch", batch},
+                        {"prompt_tokens", r.prompt_tokens},
+                        {"new_tokens", r.new_tokens},
+                        {"seconds", full},
+                        {"tokens_per_s", static_cast<double>(batch * r.new_tokens) / full},
+                        {"prefill_s", first},
+                        {"decode_step_ms", 1000.0 * (full - first) / static_cast<double>(r.new_tokens - 1)},
+                        {"device_memory_used_gib", device_memory_used_gib()}};
+    std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"crucible-policy: the policy's generate, tokenize, save and bench-generate commands"};
+  app.require_subcommand(1);
+  add_generate_command(app);
+  add_tokenize_command(app);
+
+  std::string from, to, device = "cpu", save_dtype;
+  CLI::App* save = app.add_subcommand("save", "Load a checkpoint folder and save it back (round-trip check)");
+  save->add_option("--model", from, "Checkpoint folder to load")->required();
+  save->add_option("--out", to, "Folder to write")->required();
+  save->add_option("--device", device, "cpu or cuda")->capture_default_str();
+  save->add_option("--dtype", save_dtype, "float32, bfloat16 or float16 (default: config.json's dtype)");
+  save->callback([&] {
+    model_placement placement{.device = device, .compute_dtype = crucible::policy::dtype::f32};
+    auto loaded = policy::load(from, placement);
+    if (!loaded) {
+      std::cerr << "crucible-policy save: " << loaded.error().text() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+    save_options options;
+    if (save_dtype == "float32") options.tensor_dtype = crucible::policy::dtype::f32;
+    if (save_dtype == "bfloat16") options.tensor_dtype = crucible::policy::dtype::bf16;
+    if (save_dtype == "float16") options.tensor_dtype = crucible::policy::dtype::f16;
+    if (auto s = loaded->save(to, options); !s) {
+      std::cerr << "crucible-policy save: " << s.error().text() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+  });
+
+  auto bench = std::make_shared<bench_request>();
+  CLI::App* b = app.add_subcommand("bench-generate", "Greedy generation throughput on random prompts (one JSON line per batch size)");
+  b->add_option("--model", bench->model_dir, "Checkpoint folder")->required();
+  b->add_option("--device", bench->device)->capture_default_str();
+  b->add_option("--prompt-tokens", bench->prompt_tokens)->capture_default_str();
+  b->add_option("--new-tokens", bench->new_tokens)->capture_default_str();
+  b->add_option("--batch", bench->batches, "Batch sizes")->delimiter(',');
+  b->callback([bench] {
+    if (int code = run_bench(*bench); code != 0) throw CLI::RuntimeError(code);
+  });
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}

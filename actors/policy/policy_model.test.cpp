@@ -1,0 +1,379 @@
+// The LibTorch policy against the golden data of tools/gpu/make_policy_golden.py
+// (transformers on CPU in fp32), plus generation, training forward, saving
+// and bad input. Tolerance: 1e-4 absolute on logits and log-probs for both
+// checkpoints. The bf16 one (llama_tiny_tied) is compared in fp32 too: the
+// golden script upcasts its bf16 weights to fp32 and computes in fp32, and
+// bf16 -> fp32 is exact, so the same tolerance applies.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "actors/policy/causal_lm.hpp"
+#include "actors/policy/checkpoint_weights.hpp"
+#include "actors/policy/policy.hpp"
+#include "actors/policy/test_support.hpp"
+
+namespace crucible::policy {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr double kTolerance = 1e-4;
+const std::vector<std::string> kModels{"qwen2_tiny_sharded", "llama_tiny_tied"};
+
+fs::path golden_dir(const std::string& name) {
+  return fs::path(CRUCIBLE_SOURCE_DIR) / "tests" / "data" / "policy" / name;
+}
+
+bool have_golden(const std::string& name) {
+  if (fs::exists(golden_dir(name) / "golden.json")) return true;
+#ifdef CRUCIBLE_REQUIRE_POLICY_GOLDEN
+  FAIL("missing golden data " << golden_dir(name));
+#else
+  if (fs::exists(fs::path(CRUCIBLE_SOURCE_DIR) / "tests" / "data" / "policy" / "manifest.json")) FAIL("missing golden data " << golden_dir(name));
+#endif
+  MESSAGE("no golden data yet at " << golden_dir(name));
+  return false;
+}
+
+json golden_of(const std::string& name) { return json::parse(testing::read_file(golden_dir(name) / "golden.json")); }
+
+std::vector<std::int32_t> ids_of(const json& j) { return j.get<std::vector<std::int32_t>>(); }
+
+policy load_cpu(const fs::path& dir) {
+  auto p = policy::load(dir, {.device = "cpu", .compute_dtype = dtype::f32});
+  REQUIRE_MESSAGE(p.ok(), p.error().text());
+  return std::move(*p);
+}
+
+// Greedy for exactly the golden 16 tokens (golden ignores eos).
+generation_options golden_greedy() {
+  generation_options o;
+  o.max_new_tokens = 16;
+  o.sampling.greedy = true;
+  o.eos_token_ids = std::vector<std::int32_t>{};
+  return o;
+}
+
+void check_greedy(const generation& got, const json& want) {
+  CHECK(json(got.ids) == want["ids"]);
+  REQUIRE(got.logprobs.size() == want["logprobs"].size());
+  for (std::size_t i = 0; i < got.logprobs.size(); ++i) {
+    CHECK(std::fabs(got.logprobs[i] - want["logprobs"][i].get<double>()) <= kTolerance);
+  }
+  CHECK(got.finish == finish_reason::length);
+}
+
+TEST_CASE("golden checkpoints give transformers' logits at every prompt position within 1e-4") {
+  for (const auto& name : kModels) {
+    INFO("golden folder " << name);
+    if (!have_golden(name)) continue;
+    const json golden = golden_of(name);
+    policy p = load_cpu(golden_dir(name));
+    torch::NoGradGuard no_grad;
+    for (const auto& prompt : golden["prompts"]) {
+      const auto ids = ids_of(prompt["ids"]);
+      auto input = torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.end())).unsqueeze(0);
+      auto mask = torch::ones_like(input, torch::kBool);
+      auto logits = p.model()->logits(p.model()->hidden_states(input, positions_from_mask(mask), mask))[0];
+      std::vector<std::vector<float>> rows = prompt["logits"].get<std::vector<std::vector<float>>>();
+      REQUIRE(logits.size(0) == static_cast<std::int64_t>(rows.size()));
+      double worst = 0;
+      for (std::size_t t = 0; t < rows.size(); ++t) {
+        auto expected = torch::tensor(rows[t]);
+        worst = std::max(worst, (logits[static_cast<std::int64_t>(t)] - expected).abs().max().item<double>());
+      }
+      INFO("prompt " << prompt["text"].dump() << " worst logit error " << worst);
+      CHECK(worst <= kTolerance);
+    }
+  }
+}
+
+TEST_CASE("greedy generation with the KV cache reproduces transformers' ids and log-probs, alone and batched") {
+  for (const auto& name : kModels) {
+    INFO("golden folder " << name);
+    if (!have_golden(name)) continue;
+    const json golden = golden_of(name);
+    policy p = load_cpu(golden_dir(name));
+    std::vector<std::vector<std::int32_t>> prompts;
+    for (const auto& g : golden["greedy"]) prompts.push_back(ids_of(g["prompt_ids"]));
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      INFO("prompt " << i << " alone");
+      auto got = p.generate({prompts[i]}, golden_greedy());
+      REQUIRE_MESSAGE(got.ok(), got.error().text());
+      check_greedy(got->at(0), golden["greedy"][i]);
+      CHECK(got->at(0).prompt_ids == prompts[i]);
+      CHECK(got->at(0).text == p.tok().decode(got->at(0).ids, {.skip_special_tokens = true}));
+    }
+    // Prompts of different lengths: left padding, masks and positions.
+    auto batched = p.generate(prompts, golden_greedy());
+    REQUIRE_MESSAGE(batched.ok(), batched.error().text());
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      INFO("prompt " << i << " in a batch of " << prompts.size());
+      check_greedy(batched->at(i), golden["greedy"][i]);
+    }
+  }
+}
+
+TEST_CASE("token_logprobs of a greedy continuation equal the golden log-probs and carry gradients") {
+  for (const auto& name : kModels) {
+    INFO("golden folder " << name);
+    if (!have_golden(name)) continue;
+    const json golden = golden_of(name);
+    policy p = load_cpu(golden_dir(name));
+    std::vector<generation> gens;
+    for (const auto& g : golden["greedy"]) {
+      generation gen;
+      gen.prompt_ids = ids_of(g["prompt_ids"]);
+      gen.ids = ids_of(g["ids"]);
+      gen.ids.resize(gen.ids.size() - gens.size() * 3);  // completions of different lengths
+      gen.logprobs = g["logprobs"].get<std::vector<float>>();
+      gen.logprobs.resize(gen.ids.size());
+      gens.push_back(gen);
+    }
+    token_batch batch = make_token_batch(gens, torch::kCPU);
+    p.model()->zero_grad();
+    auto lp = token_logprobs(*p.model(), batch.input_ids, batch.attention_mask, batch.first_target);
+    REQUIRE(lp.sizes() == batch.behaviour_logprobs.sizes());
+    auto err = ((lp - batch.behaviour_logprobs).abs() * batch.completion_mask).max().item<double>();
+    CHECK(err <= kTolerance);
+    CHECK(batch.completion_mask.sum().item<std::int64_t>() ==
+          static_cast<std::int64_t>(gens[0].ids.size() + gens[1].ids.size() + gens[2].ids.size()));
+    (lp * batch.completion_mask).sum().backward();
+    std::int64_t with_grad = 0, total = 0;
+    for (const auto& param : p.model()->parameters()) {
+      ++total;
+      if (param.grad().defined() && param.grad().abs().sum().item<double>() > 0) ++with_grad;
+    }
+    CHECK(with_grad == total);
+  }
+}
+
+TEST_CASE("sampling is reproducible per seed and per row, and its log-probs are the temperature-scaled ones") {
+  const std::string name = "qwen2_tiny_sharded";
+  if (!have_golden(name)) return;
+  const json golden = golden_of(name);
+  policy p = load_cpu(golden_dir(name));
+  const auto prompt = ids_of(golden["greedy"][0]["prompt_ids"]);
+  generation_options o;
+  o.max_new_tokens = 12;
+  o.eos_token_ids = std::vector<std::int32_t>{};
+  o.sampling = {.greedy = false, .temperature = 0.8, .top_p = 1.0, .top_k = 0, .seed = 7};
+
+  auto a = p.generate({prompt, prompt}, o);
+  auto b = p.generate({prompt, prompt}, o);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->at(0).ids == b->at(0).ids);
+  CHECK(a->at(0).ids != a->at(1).ids);  // rows draw from different generators
+  o.sampling.seed = 8;
+  auto c = p.generate({prompt, prompt}, o);
+  REQUIRE(c.ok());
+  CHECK(c->at(0).ids == a->at(1).ids);  // row i uses seed + i
+  CHECK(c->at(0).ids != a->at(0).ids);
+
+  // The recorded log-probs are log_softmax(logits / T) of the drawn token.
+  token_batch batch = make_token_batch(*a, torch::kCPU);
+  torch::NoGradGuard no_grad;
+  auto lp = token_logprobs(*p.model(), batch.input_ids, batch.attention_mask, batch.first_target, 0.8);
+  CHECK((lp - batch.behaviour_logprobs).abs().max().item<double>() <= kTolerance);
+
+  SUBCASE("top_k = 1 and a tiny top_p both reduce to greedy") {
+    auto greedy = p.generate({prompt}, golden_greedy());
+    REQUIRE(greedy.ok());
+    o.max_new_tokens = 16;
+    o.sampling.top_k = 1;
+    auto k1 = p.generate({prompt}, o);
+    REQUIRE(k1.ok());
+    CHECK(k1->at(0).ids == greedy->at(0).ids);
+    o.sampling.top_k = 0;
+    o.sampling.top_p = 1e-6;
+    auto p0 = p.generate({prompt}, o);
+    REQUIRE(p0.ok());
+    CHECK(p0->at(0).ids == greedy->at(0).ids);
+  }
+  SUBCASE("top_k keeps every draw among the k most likely tokens") {
+    o.sampling.top_k = 3;
+    o.max_new_tokens = 8;
+    auto got = p.generate({prompt}, o);
+    REQUIRE(got.ok());
+    std::vector<std::int32_t> seq = prompt;
+    for (auto id : got->at(0).ids) {
+      auto input = torch::tensor(std::vector<std::int64_t>(seq.begin(), seq.end())).unsqueeze(0);
+      auto mask = torch::ones_like(input, torch::kBool);
+      auto last = p.model()->logits(p.model()->hidden_states(input, positions_from_mask(mask), mask))[0][-1];
+      auto top = std::get<1>(last.topk(3));
+      CHECK((top == id).any().item<bool>());
+      seq.push_back(id);
+    }
+  }
+}
+
+TEST_CASE("generation stops at an eos id or a stop string, and after max_new_tokens") {
+  const std::string name = "llama_tiny_tied";
+  if (!have_golden(name)) return;
+  const json golden = golden_of(name);
+  policy p = load_cpu(golden_dir(name));
+  const json& want = golden["greedy"][1];
+  const auto prompt = ids_of(want["prompt_ids"]);
+  const auto ids = ids_of(want["ids"]);
+
+  generation_options o = golden_greedy();
+  o.eos_token_ids = std::vector<std::int32_t>{ids[5]};
+  auto eos = p.generate({prompt}, o);
+  REQUIRE(eos.ok());
+  const auto first = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), ids[5]) - ids.begin());
+  CHECK(eos->at(0).ids == std::vector<std::int32_t>(ids.begin(), ids.begin() + first + 1));
+  CHECK(eos->at(0).finish == finish_reason::eos);
+
+  // A stop string completed by token 9 (the decoded text of tokens 8 and 9).
+  o = golden_greedy();
+  const std::string stop = p.tok().decode(std::vector<std::int32_t>{ids[8], ids[9]});
+  const std::string before = p.tok().decode(std::vector<std::int32_t>(ids.begin(), ids.begin() + 9));
+  REQUIRE(!stop.empty());
+  o.stop_strings = {stop};
+  auto stopped = p.generate({prompt}, o);
+  REQUIRE(stopped.ok());
+  const std::string full = p.tok().decode(stopped->at(0).ids);
+  CHECK(stopped->at(0).finish == finish_reason::stop_string);
+  CHECK(full.find(stop) != std::string::npos);
+  CHECK(stopped->at(0).ids.size() <= 10);
+  // And nowhere before its last token.
+  auto shorter = stopped->at(0).ids;
+  shorter.pop_back();
+  CHECK(p.tok().decode(shorter).find(stop) == std::string::npos);
+  (void)before;
+
+  o = golden_greedy();
+  o.max_new_tokens = 3;
+  auto three = p.generate({prompt, ids_of(golden["greedy"][0]["prompt_ids"])}, o);
+  REQUIRE(three.ok());
+  for (const auto& g : *three) {
+    CHECK(g.ids.size() == 3);
+    CHECK(g.finish == finish_reason::length);
+  }
+}
+
+TEST_CASE("a saved checkpoint loads back with identical logits and the Hugging Face layout") {
+  for (const auto& name : kModels) {
+    INFO("golden folder " << name);
+    if (!have_golden(name)) continue;
+    policy p = load_cpu(golden_dir(name));
+    testing::scratch_dir out;
+    save_options options;
+    options.max_shard_bytes = 100'000;  // force shards
+    auto s = p.save(out.path(), options);
+    REQUIRE_MESSAGE(s.ok(), s.error().text());
+    CHECK(fs::exists(out / "tokenizer.json"));
+    CHECK(fs::exists(out / "model.safetensors.index.json"));
+    auto saved_config = json::parse(testing::read_file(out / "config.json"));
+    auto original_config = json::parse(testing::read_file(golden_dir(name) / "config.json"));
+    CHECK(saved_config == original_config);  // same dtype as loaded: nothing changes
+
+    // Tensor for tensor the bytes transformers wrote (bf16 -> fp32 -> bf16 is exact).
+    auto before = checkpoint_weights::open(golden_dir(name));
+    auto after = checkpoint_weights::open(out.path());
+    REQUIRE(before.ok());
+    REQUIRE(after.ok());
+    CHECK(before->names() == after->names());
+    for (const auto& tensor : before->names()) {
+      const auto* a = before->find(tensor);
+      const auto* b = after->find(tensor);
+      REQUIRE(b != nullptr);
+      CHECK(a->type == b->type);
+      CHECK(a->shape == b->shape);
+      CHECK(std::equal(a->bytes.begin(), a->bytes.end(), b->bytes.begin(), b->bytes.end()));
+    }
+    policy q = load_cpu(out.path());
+    auto greedy = q.generate({ids_of(golden_of(name)["greedy"][0]["prompt_ids"])}, golden_greedy());
+    REQUIRE(greedy.ok());
+    check_greedy(greedy->at(0), golden_of(name)["greedy"][0]);
+
+    // Saving in another dtype rewrites config.json's dtype.
+    testing::scratch_dir half;
+    options.tensor_dtype = dtype::f16;
+    REQUIRE(p.save(half.path(), options).ok());
+    CHECK(json::parse(testing::read_file(half / "config.json"))["dtype"] == "float16");
+    auto f16 = checkpoint_weights::open(half.path());
+    REQUIRE(f16.ok());
+    CHECK(f16->get("model.norm.weight")->type == dtype::f16);
+  }
+}
+
+TEST_CASE("bad checkpoints and bad requests are refused with the file and the field named") {
+  const std::string name = "qwen2_tiny_sharded";
+  if (!have_golden(name)) return;
+  testing::scratch_dir dir;
+  for (const auto& entry : fs::directory_iterator(golden_dir(name))) {
+    fs::copy_file(entry.path(), dir / entry.path().filename().string());
+  }
+  const auto config_path = dir / "config.json";
+  const json config = json::parse(testing::read_file(config_path));
+  auto load_error = [&](const json& changed) {
+    testing::write_file(config_path, changed.dump());
+    auto p = policy::load(dir.path(), {.device = "cpu", .compute_dtype = std::nullopt});
+    REQUIRE(!p.ok());
+    return p.error().text();
+  };
+
+  SUBCASE("more layers than the weights have") {
+    json c = config;
+    c["num_hidden_layers"] = 3;
+    const auto e = load_error(c);
+    CHECK(e.find("model.layers.2.") != std::string::npos);
+    CHECK(e.find("config.json") != std::string::npos);
+  }
+  SUBCASE("fewer layers than the weights have") {
+    json c = config;
+    c["num_hidden_layers"] = 1;
+    const auto e = load_error(c);
+    CHECK(e.find("model.layers.1.") != std::string::npos);
+    CHECK(e.find("has no place") != std::string::npos);
+  }
+  SUBCASE("a width that disagrees with the tensors") {
+    json c = config;
+    c["intermediate_size"] = 96;
+    const auto e = load_error(c);
+    CHECK(e.find("mlp.") != std::string::npos);
+    CHECK(e.find("should have shape") != std::string::npos);
+  }
+  SUBCASE("an unsupported architecture") {
+    json c = config;
+    c["architectures"] = {"MistralForCausalLM"};
+    c["model_type"] = "mistral";
+    const auto e = load_error(c);
+    CHECK(e.find("config.json") != std::string::npos);
+    CHECK(e.find("architectures") != std::string::npos);
+  }
+  SUBCASE("a missing shard") {
+    fs::remove(dir / "model-00002-of-00004.safetensors");
+    auto p = policy::load(dir.path(), {.device = "cpu", .compute_dtype = std::nullopt});
+    REQUIRE(!p.ok());
+    CHECK(p.error().text().find("model-00002-of-00004.safetensors") != std::string::npos);
+  }
+  SUBCASE("a missing tokenizer") {
+    fs::remove(dir / "tokenizer.json");
+    auto p = policy::load(dir.path(), {.device = "cpu", .compute_dtype = std::nullopt});
+    REQUIRE(!p.ok());
+    CHECK(p.error().text().find("tokenizer.json") != std::string::npos);
+  }
+  SUBCASE("prompts and options the generator cannot use") {
+    policy p = load_cpu(dir.path());
+    generation_options o = golden_greedy();
+    auto empty = p.generate({{}}, o);
+    REQUIRE(!empty.ok());
+    CHECK(empty.error().text().find("prompt 0 is empty") != std::string::npos);
+    auto outside = p.generate({{1, 2, static_cast<std::int32_t>(p.config().vocab_size)}}, o);
+    REQUIRE(!outside.ok());
+    CHECK(outside.error().text().find("outside the vocabulary") != std::string::npos);
+    o.sampling = {.greedy = false, .temperature = 0.0};
+    auto cold = p.generate({{1, 2}}, o);
+    REQUIRE(!cold.ok());
+    CHECK(cold.error().text().find("temperature") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace crucible::policy
