@@ -65,7 +65,9 @@ exemplar_actor::behavior_type exemplar_behavior(exemplar_actor::stateful_pointer
 
 exemplar_actor spawn_exemplar_actor(caf::actor_system& system, std::shared_ptr<exemplar_store> store,
                                     exemplar_options options) {
-  return system.spawn(exemplar_behavior, std::move(store), options);
+  // Detached: RocksDB reads and (synced) writes block, so the actor gets a
+  // thread of its own instead of holding a scheduler worker.
+  return system.spawn<caf::detached>(exemplar_behavior, std::move(store), options);
 }
 
 }  // namespace crucible::exemplar

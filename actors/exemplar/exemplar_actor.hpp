@@ -72,8 +72,8 @@ using exemplar_actor = caf::typed_actor<
     caf::replies_to<settle_atom, settlement>::with<settle_reply>,
     caf::replies_to<stats_atom, std::string>::with<std::vector<bucket_summary>>>;
 
-// Spawns the actor on store (shared with others, e.g. the CLI in tests).
-// options supplies the defaults for queries and the generator seed.
+// Spawns the actor (detached: it blocks on storage) on store, which others
+// may share. options supplies the defaults for queries and the generator seed.
 exemplar_actor spawn_exemplar_actor(caf::actor_system& system, std::shared_ptr<exemplar_store> store,
                                     exemplar_options options);
 

@@ -2,6 +2,10 @@
 // temperature limits, uniform and island selection.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -221,4 +225,21 @@ TEST_CASE("selectors describe themselves") {
   CHECK(make_bucket_selector()->describe() == "bucket");
   CHECK(make_uniform_selector()->describe() == "uniform");
   CHECK(make_island_selector(4, 100, 1)->describe().find("island") == 0);
+}
+
+TEST_CASE("a non-positive temperature reaching a selector is a broken invariant and aborts") {
+  // The store refuses such temperatures as invalid arguments; a selector
+  // seeing one means a caller skipped that check.
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(2);  // keep the abort message out of the test output
+    rng gen(1);
+    make_bucket_selector()->choose("t", six_buckets, 2, 0.0, gen);
+    _exit(0);
+  }
+  int wstatus = 0;
+  REQUIRE(::waitpid(child, &wstatus, 0) == child);
+  CHECK(WIFSIGNALED(wstatus));
+  CHECK(WTERMSIG(wstatus) == SIGABRT);
 }
