@@ -1,0 +1,91 @@
+// Compile once: candidates that build inline extensions (torch.utils.
+// cpp_extension.load_inline / load) are compiled in a separate sandboxed
+// process, before any timing, into a cache directory keyed by
+// sha256(source, toolchain, architecture). The timing worker then imports
+// the built module from the cache and never compiles.
+//
+// Shared by every evaluator in a process (thread-safe: a counting semaphore
+// bounds concurrent compiles, the "CPU pool"; a mutex guards the toolchain
+// id; an flock per key serializes compiles of one key across processes).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <semaphore>
+#include <string>
+#include <string_view>
+
+#include "actors/evaluator/sandbox.hpp"
+#include "actors/evaluator/worker_session.hpp"
+#include "runtime/base/result.hpp"
+
+namespace crucible::evaluator {
+
+struct compile_cache_options {
+  // Cache root. Default: $XDG_CACHE_HOME/crucible/kernels, else
+  // $HOME/.cache/crucible/kernels, else /tmp/crucible-kernels.
+  std::filesystem::path root = default_root();
+  // Compiles at once (the CPU pool). Default 1.
+  unsigned parallelism = 1;
+  // Wall-clock limit of one compile. Default 600 s.
+  double timeout_s = 600;
+  // Limits of the compile process. Default: sandbox defaults with 16 GiB of
+  // address space (cc1plus on torch headers) and every core.
+  sandbox_limits limits = compile_limits();
+  // Target architecture in the key: "cpu-<machine>" or "sm_<cc>". Default: the host CPU.
+  std::string arch = host_arch();
+
+  static std::filesystem::path default_root();
+  static sandbox_limits compile_limits();
+  static std::string host_arch();
+};
+
+// What prepare() found or did.
+struct compile_outcome {
+  bool needed = false;       // the source builds an extension at all
+  bool hit = false;          // served from the cache (a success or a cached failure)
+  bool ok = true;            // built (or nothing to build)
+  bool timed_out = false;    // the compile process missed its deadline
+  bool crashed = false;      // the compile process died
+  sbx::ErrorKind error_kind = sbx::ErrorKind::None;
+  std::string error;         // compiler output tail on failure
+  std::string key;           // sha256 hex
+  std::filesystem::path extensions_dir;  // TORCH_EXTENSIONS_DIR for the timing worker
+};
+
+class compile_cache {
+ public:
+  explicit compile_cache(compile_cache_options options = {});
+
+  // True when the source may build an inline extension.
+  static bool needs_compile(std::string_view source);
+
+  // sha256 over source, toolchain id and arch, as 64 hex digits.
+  std::string key(std::string_view source);
+
+  // Compiles the candidate if needed and not cached. scratch_root holds the
+  // compile process's scratch directory. Errors: io (cache directory or the
+  // process could not be made); a failed compile is an outcome, not an error.
+  result<compile_outcome> prepare(const std::string& source, const worker_environment& env,
+                                  const std::filesystem::path& scratch_root);
+
+  std::uint64_t hits() const { return hits_; }
+  std::uint64_t misses() const { return misses_; }
+  const compile_cache_options& options() const { return options_; }
+
+ private:
+  std::string toolchain();
+
+  compile_cache_options options_;
+  std::counting_semaphore<64> pool_;
+  std::mutex mutex_;
+  std::string toolchain_;  // guarded by mutex_
+  std::atomic<std::uint64_t> hits_{0}, misses_{0};
+};
+
+// sha256 of bytes as 64 hex digits.
+std::string sha256_hex(std::string_view bytes);
+
+}  // namespace crucible::evaluator

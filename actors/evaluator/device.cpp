@@ -1,0 +1,49 @@
+#include "actors/evaluator/device.hpp"
+
+#include <array>
+#include <charconv>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace crucible::evaluator {
+
+result<device_spec> parse_device(std::string_view text) {
+  device_spec d;
+  if (text == "cpu") return d;
+  if (text == "cuda") {
+    d.cuda = true;
+    return d;
+  }
+  if (text.starts_with("cuda:")) {
+    auto digits = text.substr(5);
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d.index);
+    if (ec == std::errc() && p == digits.data() + digits.size() && d.index >= 0) {
+      d.cuda = true;
+      return d;
+    }
+  }
+  return make_error(errc::invalid_argument, fmt::format("device '{}' is not cpu or cuda:N", text));
+}
+
+status check_device_free(const device_spec& device) {
+  if (!device.cuda) return status::success();
+  const std::string cmd = fmt::format(
+      "nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader -i {} 2>&1; echo rc=$?", device.index);
+  std::string out;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    std::array<char, 256> buf;
+    while (std::size_t n = std::fread(buf.data(), 1, buf.size(), f)) out.append(buf.data(), n);
+    ::pclose(f);
+  }
+  const auto rc = out.rfind("rc=");
+  if (rc == std::string::npos || out.compare(rc, 4, "rc=0") != 0)
+    return make_error(errc::unavailable, fmt::format("cannot query GPU {} with nvidia-smi: {}", device.index, out));
+  const std::string apps = out.substr(0, rc);
+  if (apps.find_first_not_of(" \n") != std::string::npos)
+    return make_error(errc::unavailable,
+                      fmt::format("GPU {} is busy with another compute process: {}", device.index, apps));
+  return status::success();
+}
+
+}  // namespace crucible::evaluator

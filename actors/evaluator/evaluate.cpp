@@ -1,0 +1,464 @@
+#include "actors/evaluator/evaluate.hpp"
+
+#include <sched.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/evaluator/device.hpp"
+#include "actors/evaluator/scratch.hpp"
+#include "actors/evaluator/statistics.hpp"
+
+namespace crucible::evaluator {
+namespace {
+
+using namespace std::chrono;
+
+clock_type::time_point after(double seconds) {
+  return clock_type::now() + duration_cast<clock_type::duration>(duration<double>(seconds));
+}
+
+void add_defence(evaluation& e, const std::string& d) {
+  if (std::find(e.defences_fired.begin(), e.defences_fired.end(), d) == e.defences_fired.end())
+    e.defences_fired.push_back(d);
+}
+
+std::string first_line(const std::string& s, std::size_t max = 600) {
+  // The last non-empty line of a traceback says what happened; keep the tail.
+  std::string t = s.size() > max ? "..." + s.substr(s.size() - max) : s;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  return t;
+}
+
+// The variance that the protocol's bound applies to.
+double judged_variance(const evaluation& e, const protocol_options& p) {
+  return p.relative_variance ? e.bucket_relative_variance : e.bucket_variance;
+}
+
+// One attempt: a fresh worker, load task and candidate, (correctness on the
+// first attempt), paired rounds. Owns the worker for its lifetime.
+class attempt {
+ public:
+  attempt(evaluation& e, const eval_request& req, const protocol_options& p, const evaluator_options& opt,
+          const device_spec& dev, const compile_outcome& compiled, std::uint64_t attempt_seed)
+      : e_(e), req_(req), p_(p), opt_(opt), dev_(dev), compiled_(compiled), seeds_(attempt_seed) {}
+
+  // Returns true when e_ holds the final status; false when the measurement
+  // completed (ok or high variance) and e_ holds its numbers.
+  result<bool> run(bool check_correctness, std::uint64_t init_seed, seed_stream& trial_seeds) {
+    auto scratch = scratch_dir::create(opt_.scratch_root, "eval");
+    if (!scratch) return scratch.error();
+    if (opt_.keep_scratch) scratch->keep();
+    worker_start how;
+    how.env = opt_.worker;
+    how.scratch = scratch->path();
+    how.limits = opt_.limits;
+    how.threads = static_cast<std::uint32_t>(std::max<std::size_t>(1, how.limits.cores.size()));
+    if (dev_.cuda) {
+      how.cuda_visible_devices = std::to_string(dev_.index);
+      how.limits.address_space_bytes = 0;
+    }
+    auto started = worker_session::start(how);
+    if (!started) return started.error();
+    session_.emplace(std::move(started.value()));
+    e_.sandbox = session_->process().isolation();
+    e_.sandbox.insert(e_.sandbox.end(), {"process-group", "rlimits", "scratch-cwd"});
+    if (!how.limits.cores.empty()) e_.sandbox.push_back("cpu-affinity");
+
+    // Task, with reference probes: the executability baseline.
+    std::vector<std::uint64_t> probes;
+    for (std::uint32_t i = 0; i < std::max(1u, p_.reference_probes); ++i) probes.push_back(seeds_.next());
+    auto loaded = session_->load_task(req_.task_source, "crucible_task", init_seed, dev_.torch_device(),
+                                      how.threads, probes, after(p_.load_timeout_s));
+    if (!loaded) return channel_failure(loaded.error(), "loading the task");
+    if (!loaded->ok) return task_failure(*loaded);
+    e_.worker_info = loaded->info;
+    ref_est_ = std::max(1e-7, median(loaded->ref_seconds));
+
+    auto cand = session_->load_candidate(req_.candidate_source, "crucible_candidate", init_seed,
+                                         compiled_.extensions_dir.string(), after(p_.candidate_load_timeout_s));
+    if (!cand) return channel_failure(cand.error(), "loading the candidate");
+    if (!cand->ok) return candidate_failure(*cand, "loading the candidate");
+
+    if (check_correctness) {
+      auto r = correctness(trial_seeds);
+      if (!r || r.value()) return r;
+    }
+    auto r = measure();
+    session_->shutdown();
+    return r;
+  }
+
+ private:
+  double call_deadline_s(std::size_t calls) const {
+    return p_.min_deadline_s + static_cast<double>(calls) * ref_est_ * (1 + p_.executability_factor);
+  }
+
+  result<bool> channel_failure(const error& err, const char* phase) {
+    auto& proc = session_->process();
+    const auto& ex = proc.exit_info();
+    if (err.code == errc::timeout) {
+      e_.status = eval_status::timeout;
+      e_.reason = fmt::format("wall-clock deadline passed while {}; worker process group killed", phase);
+      add_defence(e_, "wall_clock_deadline");
+    } else if (ex && ex->signal == SIGXCPU) {
+      e_.status = eval_status::timeout;
+      e_.reason = fmt::format("CPU time limit while {}: {}", phase, ex->text());
+      add_defence(e_, "rlimit_cpu");
+    } else if (err.code == errc::corrupt) {
+      e_.status = eval_status::crashed;
+      e_.reason = fmt::format("worker reply failed verification while {}: {}", phase, err.message);
+      add_defence(e_, "verified_reply");
+    } else {
+      e_.status = eval_status::crashed;
+      e_.reason = fmt::format("worker died while {} ({}): {}", phase, ex ? ex->text() : err.message,
+                              first_line(proc.log_tail(), 400));
+      add_defence(e_, "sandbox_isolation");
+    }
+    e_.task_fault = std::string_view(phase) == "loading the task";
+    return true;
+  }
+
+  result<bool> task_failure(const worker_reply& r) {
+    e_.status = eval_status::runtime_error;
+    e_.task_fault = true;
+    e_.reason = "task: " + first_line(r.error);
+    return true;
+  }
+
+  result<bool> candidate_failure(const worker_reply& r, const char* phase) {
+    if (r.task_fault) return task_failure(r);
+    switch (r.error_kind) {
+      case sbx::ErrorKind::Syntax:
+      case sbx::ErrorKind::Compile:
+        e_.status = eval_status::compile_error;
+        break;
+      default:
+        e_.status = eval_status::runtime_error;
+    }
+    e_.reason = fmt::format("candidate failed while {}: {}", phase, first_line(r.error));
+    return true;
+  }
+
+  result<bool> hack(const std::vector<std::string>& changed, const char* phase) {
+    e_.status = eval_status::hack;
+    std::string list;
+    for (auto& c : changed) list += (list.empty() ? "" : ", ") + c;
+    e_.reason = fmt::format("candidate changed process state while {}: {}", phase, list);
+    add_defence(e_, "global_state");
+    return true;
+  }
+
+  // true: final status decided; false: every trial passed.
+  result<bool> correctness(seed_stream& trial_seeds) {
+    const double atol = p_.effective_atol(), rtol = p_.effective_rtol();
+    std::vector<double> ref_times;
+    std::uint32_t done = 0;
+    while (done < p_.correctness_trials) {
+      const std::uint32_t n = done == 0 ? 1u : std::min(p_.correctness_batch, p_.correctness_trials - done);
+      std::vector<std::uint64_t> seeds;
+      for (std::uint32_t i = 0; i < n; ++i) seeds.push_back(trial_seeds.next());
+      auto reply = session_->correctness(seeds, atol, rtol, after(call_deadline_s(n)));
+      if (!reply) return channel_failure(reply.error(), "checking correctness");
+      if (!reply->ok) return candidate_failure(*reply, "checking correctness");
+      for (const auto& t : reply->trials) {
+        ++done;
+        e_.correctness_trials = done;
+        e_.max_abs_error = std::max(e_.max_abs_error, t.max_abs_error);
+        ref_times.push_back(t.ref_seconds);
+        if (!t.state_changed.empty()) return hack(t.state_changed, "checking correctness");
+        if (t.cand_seconds > p_.executability_factor * std::max(t.ref_seconds, ref_est_)) {
+          e_.status = eval_status::timeout;
+          e_.reason = fmt::format("not executable: a call took {:.3g} s, over {}x the reference's {:.3g} s",
+                                  t.cand_seconds, p_.executability_factor, std::max(t.ref_seconds, ref_est_));
+          add_defence(e_, "executability_bound");
+          return true;
+        }
+        if (!t.structure_ok) {
+          e_.status = eval_status::incorrect;
+          e_.reason = fmt::format("trial {} (seed {}): {}", done, t.seed, t.structure_error);
+          add_defence(e_, "exact_output_structure");
+          return true;
+        }
+        if (t.nonfinite) {
+          e_.status = eval_status::incorrect;
+          e_.reason = fmt::format("trial {} (seed {}): output has NaN or Inf", done, t.seed);
+          add_defence(e_, "nonfinite_output");
+          return true;
+        }
+        if (!(t.max_tolerance_ratio <= 1.0)) {
+          e_.status = eval_status::incorrect;
+          e_.reason = fmt::format("trial {} (seed {}): max abs error {:.3g} exceeds atol={} rtol={} ({:.3g}x the bound)",
+                                  done, t.seed, t.max_abs_error, atol, rtol, t.max_tolerance_ratio);
+          add_defence(e_, "tolerance");
+          return true;
+        }
+        cand_times_.push_back(t.cand_seconds);
+      }
+    }
+    if (!ref_times.empty()) ref_est_ = std::max(1e-7, median(ref_times));
+    return false;
+  }
+
+  result<bool> rounds(std::size_t n, std::vector<double>* ref, std::vector<double>* cand) {
+    std::vector<std::uint64_t> seeds;
+    std::vector<bool> cand_first;
+    for (std::size_t i = 0; i < n; ++i) {
+      seeds.push_back(seeds_.next());
+      cand_first.push_back(seeds_.next() & 1);
+    }
+    auto reply = session_->timed_rounds(seeds, cand_first, after(call_deadline_s(2 * n)));
+    if (!reply) return channel_failure(reply.error(), "timing");
+    if (!reply->ok) return candidate_failure(*reply, "timing");
+    if (!reply->state_changed.empty()) return hack(reply->state_changed, "timing");
+    if (reply->ref_seconds.size() != n || reply->cand_seconds.size() != n) {
+      e_.status = eval_status::crashed;
+      e_.reason = fmt::format("worker returned {} timings for {} rounds", reply->ref_seconds.size(), n);
+      add_defence(e_, "verified_reply");
+      return true;
+    }
+    for (std::size_t i = 0; ref && i < n; ++i) {
+      // A clock reads the same twice only below its resolution: count it as 1 ns.
+      ref->push_back(std::max(reply->ref_seconds[i], 1e-9));
+      cand->push_back(std::max(reply->cand_seconds[i], 1e-9));
+    }
+    if (ref) {
+      ref_events_.insert(ref_events_.end(), reply->ref_event_seconds.begin(), reply->ref_event_seconds.end());
+      cand_events_.insert(cand_events_.end(), reply->cand_event_seconds.begin(), reply->cand_event_seconds.end());
+    }
+    return false;
+  }
+
+  // Paired rounds until the protocol says stop. true: final status decided;
+  // false: e_ holds the statistics.
+  result<bool> measure() {
+    const auto start = clock_type::now();
+    if (p_.warmup_rounds) {
+      auto w = rounds(p_.warmup_rounds, nullptr, nullptr);
+      if (!w || w.value()) return w;
+    }
+    const double cand_est = cand_times_.empty() ? ref_est_ : median(cand_times_);
+    const auto per_request = static_cast<std::size_t>(
+        std::clamp(p_.batch_target_s / std::max(1e-7, ref_est_ + cand_est), 7.0, 700.0));
+    std::vector<double> ref, cand;
+    const std::size_t k = std::max(1u, p_.buckets);
+    while (true) {
+      const std::size_t n = std::min<std::uint64_t>(per_request, p_.max_rounds - ref.size());
+      auto r = rounds(n, &ref, &cand);
+      if (!r || r.value()) return r;
+      const bool window_over = duration<double>(clock_type::now() - start).count() >= p_.window_s;
+      const bool rounds_over = ref.size() >= p_.max_rounds;
+      if (ref.size() < std::max<std::size_t>(p_.min_rounds, k) && !window_over && !rounds_over) continue;
+      if (ref.size() < k) continue;
+      summarize(ref, cand, k);
+      const double sd = std::sqrt(e_.bucket_relative_variance) * e_.speedup_raw;
+      const double rel_stderr = 1.2533 * sd / std::sqrt(static_cast<double>(k)) / std::max(1e-12, e_.speedup_raw);
+      if (p_.early_stop && judged_variance(e_, p_) <= p_.void_variance * p_.stop_variance_margin &&
+          rel_stderr <= p_.stop_relative_stderr)
+        break;
+      if (window_over || rounds_over) break;
+    }
+    return false;
+  }
+
+  void summarize(const std::vector<double>& ref, const std::vector<double>& cand, std::size_t k) {
+    const auto speedups = round_speedups(ref, cand);
+    e_.bucket_means = bucket_means(speedups, k, p_.statistic);
+    e_.bucket_variance = sample_variance(e_.bucket_means);
+    e_.speedup_raw = median(e_.bucket_means);
+    std::vector<double> relative;
+    for (double m : e_.bucket_means) relative.push_back(m / e_.speedup_raw);
+    e_.bucket_relative_variance = sample_variance(relative);
+    e_.rounds = ref.size();
+    e_.ref_us = median(ref) * 1e6;
+    e_.cand_us = median(cand) * 1e6;
+    e_.ref_event_us = median(ref_events_) * 1e6;
+    e_.cand_event_us = median(cand_events_) * 1e6;
+  }
+
+  evaluation& e_;
+  const eval_request& req_;
+  const protocol_options& p_;
+  const evaluator_options& opt_;
+  const device_spec& dev_;
+  const compile_outcome& compiled_;
+  seed_stream seeds_;
+  std::optional<worker_session> session_;
+  double ref_est_ = 1e-3;
+  std::vector<double> cand_times_, ref_events_, cand_events_;
+};
+
+}  // namespace
+
+std::string_view to_string(eval_status s) {
+  switch (s) {
+    case eval_status::ok: return "ok";
+    case eval_status::compile_error: return "compile_error";
+    case eval_status::runtime_error: return "runtime_error";
+    case eval_status::timeout: return "timeout";
+    case eval_status::incorrect: return "incorrect";
+    case eval_status::hack: return "hack";
+    case eval_status::void_result: return "void";
+    case eval_status::crashed: return "crashed";
+  }
+  return "crashed";
+}
+
+std::string eval_request::text() const {
+  return fmt::format("eval {} on {} seed {} ({} + {} bytes)", task_id, device, seed, task_source.size(),
+                     candidate_source.size());
+}
+
+std::string evaluation::text() const {
+  return fmt::format("{} reward={:.2f} speedup_raw={:.4f} variance={:.2e} rounds={} trials={} ref={:.1f}us "
+                     "cand={:.1f}us {:.2f}s: {}",
+                     to_string(status), reward, speedup_raw, bucket_variance, rounds, correctness_trials, ref_us,
+                     cand_us, duration_s, reason);
+}
+
+nlohmann::json to_json(const evaluation& e) {
+  return nlohmann::json{
+      {"status", to_string(e.status)},
+      {"reward", e.reward},
+      {"speedup_raw", e.speedup_raw},
+      {"bucket_means", e.bucket_means},
+      {"bucket_variance", e.bucket_variance},
+      {"bucket_relative_variance", e.bucket_relative_variance},
+      {"rounds", e.rounds},
+      {"correctness_trials", e.correctness_trials},
+      {"ref_us", e.ref_us},
+      {"cand_us", e.cand_us},
+      {"ref_event_us", e.ref_event_us},
+      {"cand_event_us", e.cand_event_us},
+      {"max_abs_error", e.max_abs_error},
+      {"device", e.device},
+      {"duration_s", e.duration_s},
+      {"reason", e.reason},
+      {"defences_fired", e.defences_fired},
+      {"seed", e.seed},
+      {"protocol", e.protocol},
+      {"task_fault", e.task_fault},
+      {"compiled", e.compiled},
+      {"compile_cache_hit", e.compile_cache_hit},
+      {"attempts", e.attempts},
+      {"sandbox", e.sandbox},
+      {"worker_info", e.worker_info},
+  };
+}
+
+static std::string slurp(const std::filesystem::path& p, errc& code) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    code = std::filesystem::exists(p) ? errc::io : errc::not_found;
+    return {};
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+result<eval_request> load_request(const std::filesystem::path& task, const std::filesystem::path& candidate,
+                                  std::string device, std::uint64_t seed) {
+  eval_request r;
+  errc code = errc::internal;
+  r.task_source = slurp(task, code);
+  if (code != errc::internal) return make_error(code, "cannot read task " + task.string());
+  r.candidate_source = slurp(candidate, code);
+  if (code != errc::internal) return make_error(code, "cannot read candidate " + candidate.string());
+  r.task_id = task.parent_path().filename().string() + "/" + task.stem().string();
+  r.device = std::move(device);
+  r.seed = seed;
+  return r;
+}
+
+std::vector<int> evaluator_options::default_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  for (int c = CPU_SETSIZE - 1; c >= 0; --c)
+    if (CPU_ISSET(c, &set)) return {c};
+  return {};
+}
+
+sandbox_limits evaluator_options::default_limits() {
+  sandbox_limits l;
+  l.cores = default_cores();
+  return l;
+}
+
+std::filesystem::path evaluator_options::default_scratch_root() {
+  const char* t = std::getenv("TMPDIR");
+  return std::filesystem::path(t && *t ? t : "/tmp") / "crucible-eval";
+}
+
+evaluator::evaluator(evaluator_options options, std::shared_ptr<compile_cache> cache)
+    : options_(std::move(options)),
+      cache_(cache ? std::move(cache) : std::make_shared<compile_cache>(options_.compile)) {}
+
+result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_options& p) {
+  const auto t0 = clock_type::now();
+  auto dev = parse_device(req.device);
+  if (!dev) return dev.error();
+  if (dev->cuda) CRUCIBLE_TRY(check_device_free(*dev));
+  evaluation e;
+  e.device = dev->text();
+  e.seed = req.seed;
+  e.protocol = p.name;
+  auto finish = [&]() -> result<evaluation> {
+    if (e.status != eval_status::ok) e.reward = 0;
+    e.duration_s = duration<double>(clock_type::now() - t0).count();
+    return e;
+  };
+
+  auto compiled = cache_->prepare(req.candidate_source, options_.worker, options_.scratch_root);
+  if (!compiled) return compiled.error();
+  e.compiled = compiled->needed;
+  e.compile_cache_hit = compiled->hit;
+  if (!compiled->ok) {
+    e.status = compiled->timed_out ? eval_status::timeout
+               : compiled->crashed ? eval_status::crashed
+                                   : eval_status::compile_error;
+    e.reason = "compiling the candidate: " + first_line(compiled->error);
+    if (compiled->timed_out) add_defence(e, "wall_clock_deadline");
+    return finish();
+  }
+
+  seed_stream seeds(req.seed);
+  const std::uint64_t init_seed = seeds.next();
+  seed_stream trial_seeds(seeds.next());
+  std::string voided;
+  for (std::uint32_t a = 0; a <= p.void_retries; ++a) {
+    e.attempts = a + 1;
+    attempt run(e, req, p, options_, *dev, *compiled, seeds.next());
+    auto decided = run.run(a == 0, init_seed, trial_seeds);
+    if (!decided) return decided.error();
+    if (decided.value()) return finish();
+    if (judged_variance(e, p) <= p.void_variance) {
+      e.status = eval_status::ok;
+      e.reward = conservative_round(e.speedup_raw);
+      e.reason = fmt::format("speedup {:.4f} over {} rounds in {} buckets{}", e.speedup_raw, e.rounds,
+                             e.bucket_means.size(), voided);
+      return finish();
+    }
+    voided += fmt::format("; attempt {} voided ({}variance {:.3g} > {})", a + 1, p.relative_variance ? "relative " : "",
+                          judged_variance(e, p), p.void_variance);
+  }
+  e.status = eval_status::void_result;
+  e.reason = "variance of bucket means stayed above the bound" + voided;
+  add_defence(e, "variance_void");
+  return finish();
+}
+
+result<evaluation> evaluate(const eval_request& request, const protocol_options& protocol) {
+  evaluator ev;
+  return ev.evaluate(request, protocol);
+}
+
+}  // namespace crucible::evaluator

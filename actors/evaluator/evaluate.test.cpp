@@ -1,0 +1,225 @@
+// The evaluator end to end on the project's CPU task set (configs/tasks/cpu):
+// real Python workers, real sandboxes, real timing. Tests check statuses and
+// rewards, never how long anything took.
+#include "actors/evaluator/evaluate.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/evaluator/scratch.hpp"
+
+using namespace crucible::evaluator;
+
+namespace {
+
+const std::filesystem::path tasks = std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "configs/tasks";
+
+protocol_options quick() { return protocol_by_name("quick").value(); }
+
+evaluation run(evaluator& ev, const std::filesystem::path& task, const std::filesystem::path& candidate,
+               const protocol_options& p = quick(), std::uint64_t seed = 7) {
+  auto req = load_request(task, candidate, "cpu", seed);
+  REQUIRE_MESSAGE(req.ok(), req.error().text());
+  auto r = ev.evaluate(*req, p);
+  REQUIRE_MESSAGE(r.ok(), r.error().text());
+  return r.value();
+}
+
+evaluation run_cpu(const std::string& task, const std::string& variant, const protocol_options& p = quick()) {
+  evaluator ev;
+  return run(ev, tasks / "cpu" / task / "task.py", tasks / "cpu" / task / (variant + ".py"), p);
+}
+
+// The status each variant must get, by the start of its file name.
+struct expectation {
+  eval_status status;
+  const char* reward;  // "above", "one", "below", "zero", or "any" (a success whose size is not claimed)
+};
+
+const std::map<std::string, expectation> expected = {
+    {"faster", {eval_status::ok, "above"}},          {"equal", {eval_status::ok, "one"}},
+    {"slower", {eval_status::ok, "below"}},          {"incorrect", {eval_status::incorrect, "zero"}},
+    {"nan_output", {eval_status::incorrect, "zero"}}, {"wrong_shape", {eval_status::incorrect, "zero"}},
+    {"non_tensor", {eval_status::incorrect, "zero"}}, {"crashing", {eval_status::crashed, "zero"}},
+    {"hanging", {eval_status::timeout, "zero"}},      {"not_compiling", {eval_status::compile_error, "zero"}},
+    {"memory_hungry", {eval_status::runtime_error, "zero"}},
+    {"no_modelnew", {eval_status::runtime_error, "zero"}},
+    {"thread_change", {eval_status::hack, "zero"}},   {"inline_kernel", {eval_status::ok, "any"}},
+};
+
+void check_every_variant(const std::string& task, const std::vector<std::string>& skip = {}) {
+  evaluator ev;
+  int seen = 0;
+  std::vector<std::filesystem::path> files;
+  for (auto& f : std::filesystem::directory_iterator(tasks / "cpu" / task)) files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string stem = f.stem().string();
+    if (f.extension() != ".py" || stem == "task" ||
+        std::find(skip.begin(), skip.end(), stem) != skip.end())
+      continue;
+    const auto it = std::find_if(expected.begin(), expected.end(),
+                                 [&](auto& kv) { return stem.rfind(kv.first, 0) == 0; });
+    REQUIRE_MESSAGE(it != expected.end(), "no expectation for variant " << stem);
+    const evaluation e = run(ev, tasks / "cpu" / task / "task.py", f);
+    INFO(task << "/" << stem << ": " << e.text());
+    CHECK(to_string(e.status) == to_string(it->second.status));
+    CHECK_FALSE(e.reason.empty());
+    const std::string want = it->second.reward;
+    if (want == "above") CHECK(e.reward > 1.0);
+    if (want == "one") CHECK(e.reward == 1.00);
+    if (want == "below") CHECK((e.reward > 0 && e.reward < 1.0));
+    if (want == "zero") CHECK(e.reward == 0);
+    if (e.status == eval_status::ok) {
+      CHECK(e.bucket_means.size() == 7);
+      CHECK(e.correctness_trials == quick().correctness_trials);
+      CHECK(e.rounds >= quick().min_rounds);
+    }
+    ++seen;
+  }
+  CHECK(seen >= 7);
+}
+
+}  // namespace
+
+TEST_CASE("every variant of diag_matmul gets its status") { check_every_variant("diag_matmul"); }
+TEST_CASE("every variant of chain_matmul gets its status") { check_every_variant("chain_matmul"); }
+// inline_kernel and not_compiling_inline compile C++; the compile cache test runs them.
+TEST_CASE("every variant of scale_relu gets its status") {
+  check_every_variant("scale_relu", {"inline_kernel", "not_compiling_inline"});
+}
+TEST_CASE("every variant of softmax_manual gets its status") { check_every_variant("softmax_manual"); }
+TEST_CASE("every variant of sum_of_product gets its status") { check_every_variant("sum_of_product"); }
+TEST_CASE("every variant of layernorm_manual gets its status") { check_every_variant("layernorm_manual"); }
+TEST_CASE("every variant of linear_slice gets its status") { check_every_variant("linear_slice"); }
+TEST_CASE("every variant of gelu_tanh gets its status") { check_every_variant("gelu_tanh"); }
+
+TEST_CASE("the default protocol settles a faster candidate above 1 after its full correctness budget") {
+  const auto p = protocol_by_name("default").value();
+  const evaluation e = run_cpu("chain_matmul", "faster", p);
+  INFO(e.text());
+  CHECK(e.status == eval_status::ok);
+  CHECK(e.reward > 1.0);
+  CHECK(e.correctness_trials == 32);
+  CHECK(e.protocol == "default");
+  CHECK(e.rounds >= p.min_rounds);
+}
+
+TEST_CASE("the same evaluation three times agrees within the rounding step") {
+  auto p = quick();
+  p.stop_relative_stderr = 0.001;  // a reward step of 0.01 at speedups near 1.2 needs this
+  p.window_s = 60;
+  std::vector<double> rewards;
+  for (int i = 0; i < 3; ++i) {
+    const evaluation e = run_cpu("gelu_tanh", "faster", p);
+    INFO(e.text());
+    REQUIRE(e.status == eval_status::ok);
+    rewards.push_back(e.reward);
+  }
+  INFO(rewards[0] << " " << rewards[1] << " " << rewards[2]);
+  CHECK(*std::max_element(rewards.begin(), rewards.end()) - *std::min_element(rewards.begin(), rewards.end()) <=
+        0.01 + 1e-9);
+}
+
+TEST_CASE("the evaluator survives crashing, hanging and memory-hungry candidates and then measures a good one") {
+  evaluator ev;
+  const auto dir = tasks / "cpu" / "chain_matmul";
+  CHECK(run(ev, dir / "task.py", dir / "crashing.py").status == eval_status::crashed);
+  CHECK(run(ev, dir / "task.py", dir / "hanging.py").status == eval_status::timeout);
+  const evaluation hog = run(ev, dir / "task.py", dir / "memory_hungry.py");
+  INFO(hog.reason);
+  CHECK(hog.status == eval_status::runtime_error);
+  CHECK(hog.reason.find("memory") != std::string::npos);
+  const evaluation good = run(ev, dir / "task.py", dir / "faster.py");
+  CHECK(good.status == eval_status::ok);
+  CHECK(good.reward > 1.0);
+}
+
+TEST_CASE("a task without Model or get_inputs is the task's fault, with a reason that names what is missing") {
+  evaluator ev;
+  const auto good = tasks / "cpu" / "diag_matmul" / "equal.py";
+  const evaluation no_model = run(ev, tasks / "bad" / "task_without_model.py", good);
+  CHECK(no_model.status == eval_status::runtime_error);
+  CHECK(no_model.task_fault);
+  CHECK(no_model.reason.find("Model") != std::string::npos);
+  const evaluation no_inputs = run(ev, tasks / "bad" / "task_without_get_inputs.py", good);
+  CHECK(no_inputs.status == eval_status::runtime_error);
+  CHECK(no_inputs.task_fault);
+  CHECK(no_inputs.reason.find("get_inputs") != std::string::npos);
+  const evaluation non_tensor = run(ev, tasks / "bad" / "task_returning_non_tensor.py", good);
+  CHECK(non_tensor.status == eval_status::runtime_error);
+  CHECK(non_tensor.task_fault);
+  CHECK(non_tensor.reason.find("not tensors") != std::string::npos);
+}
+
+TEST_CASE("bad candidates get a clear status and reason") {
+  const evaluation no_new = run_cpu("layernorm_manual", "no_modelnew");
+  CHECK(no_new.status == eval_status::runtime_error);
+  CHECK_FALSE(no_new.task_fault);
+  CHECK(no_new.reason.find("ModelNew") != std::string::npos);
+  const evaluation syntax = run_cpu("diag_matmul", "not_compiling");
+  CHECK(syntax.status == eval_status::compile_error);
+  CHECK(syntax.reason.find("SyntaxError") != std::string::npos);
+  const evaluation shape = run_cpu("diag_matmul", "wrong_shape");
+  CHECK(shape.status == eval_status::incorrect);
+  CHECK(shape.reason.find("(2048, 32)") != std::string::npos);
+  CHECK(std::find(shape.defences_fired.begin(), shape.defences_fired.end(), "exact_output_structure") !=
+        shape.defences_fired.end());
+  const evaluation scalar = run_cpu("sum_of_product", "non_tensor");
+  CHECK(scalar.status == eval_status::incorrect);
+  CHECK(scalar.reason.find("float") != std::string::npos);
+  const evaluation nan = run_cpu("softmax_manual", "nan_output");
+  CHECK(nan.status == eval_status::incorrect);
+  CHECK(nan.reason.find("NaN") != std::string::npos);
+}
+
+TEST_CASE("an inline extension compiles once, and a broken one is a compile error, both cached") {
+  auto cache_dir = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-eval-test", "cache");
+  REQUIRE(cache_dir.ok());
+  evaluator_options opt;
+  opt.compile.root = cache_dir->path();
+  evaluator ev(opt);
+  const auto dir = tasks / "cpu" / "scale_relu";
+  const evaluation first = run(ev, dir / "task.py", dir / "inline_kernel.py");
+  INFO(first.text());
+  CHECK(first.status == eval_status::ok);
+  CHECK(first.compiled);
+  CHECK_FALSE(first.compile_cache_hit);
+  const evaluation second = run(ev, dir / "task.py", dir / "inline_kernel.py");
+  CHECK(second.status == eval_status::ok);
+  CHECK(second.compile_cache_hit);
+  const evaluation broken = run(ev, dir / "task.py", dir / "not_compiling_inline.py");
+  INFO(broken.text());
+  CHECK(broken.status == eval_status::compile_error);
+  CHECK(broken.reason.find("error") != std::string::npos);
+  const evaluation broken_again = run(ev, dir / "task.py", dir / "not_compiling_inline.py");
+  CHECK(broken_again.status == eval_status::compile_error);
+  CHECK(broken_again.compile_cache_hit);
+  CHECK(ev.cache().hits() == 2);
+  CHECK(ev.cache().misses() == 2);
+}
+
+TEST_CASE("an unknown device is an error, not an evaluation") {
+  evaluator ev;
+  auto req = load_request(tasks / "cpu/diag_matmul/task.py", tasks / "cpu/diag_matmul/equal.py", "tpu:0", 1);
+  REQUIRE(req.ok());
+  auto r = ev.evaluate(*req, quick());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == crucible::errc::invalid_argument);
+}
+
+TEST_CASE("the JSON form carries every field a settlement needs") {
+  const evaluation e = run_cpu("chain_matmul", "faster");
+  const auto j = to_json(e);
+  for (const char* key : {"status", "reward", "speedup_raw", "bucket_means", "bucket_variance", "rounds",
+                          "correctness_trials", "ref_us", "cand_us", "device", "duration_s", "reason",
+                          "defences_fired", "seed"})
+    CHECK_MESSAGE(j.contains(key), key);
+  CHECK(j["status"] == "ok");
+  CHECK(j["bucket_means"].size() == 7);
+  CHECK(j["device"] == "cpu");
+  CHECK(j["seed"] == 7);
+}

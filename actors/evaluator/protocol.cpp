@@ -1,0 +1,45 @@
+#include "actors/evaluator/protocol.hpp"
+
+#include <fmt/format.h>
+
+namespace crucible::evaluator {
+
+std::string protocol_options::text() const {
+  return fmt::format(
+      "protocol {}: {} trials atol={} rtol={}{}, warmup {}, {} buckets ({}), void > {}{}, "
+      "rounds {}..{}, window {} s, early stop {}",
+      name, correctness_trials, effective_atol(), effective_rtol(), strict ? " (strict)" : "",
+      warmup_rounds, buckets, to_string(statistic), void_variance, relative_variance ? " (relative)" : "", min_rounds, max_rounds,
+      window_s, early_stop ? "on" : "off");
+}
+
+result<protocol_options> protocol_by_name(std::string_view name) {
+  protocol_options p;
+  if (name == "default") return p;
+  if (name == "paper") {
+    p.name = "paper";
+    p.correctness_trials = 1000;
+    p.correctness_batch = 50;
+    p.early_stop = false;
+    p.relative_variance = false;
+    p.statistic = bucket_statistic::arithmetic;
+    return p;
+  }
+  if (name == "quick") {
+    p.name = "quick";
+    p.correctness_trials = 8;
+    p.warmup_rounds = 3;
+    p.min_rounds = 70;
+    p.stop_relative_stderr = 0.004;
+    p.window_s = 20;
+    p.load_timeout_s = 60;
+    p.candidate_load_timeout_s = 10;
+    return p;
+  }
+  return make_error(errc::invalid_argument,
+                    fmt::format("unknown protocol '{}' (default, paper, quick)", name));
+}
+
+std::vector<std::string> protocol_names() { return {"default", "paper", "quick"}; }
+
+}  // namespace crucible::evaluator

@@ -1,0 +1,104 @@
+// The measurement protocol: every number that decides how a candidate is
+// checked and timed (design.md section 5). The evaluator takes one of these
+// per evaluation; named protocols below pick defaults for a use. Plain data,
+// copied freely.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/evaluator/statistics.hpp"
+#include "runtime/base/result.hpp"
+
+namespace crucible::evaluator {
+
+struct protocol_options {
+  // Name reported with each result ("default", "paper", "quick").
+  std::string name = "default";
+
+  // --- correctness (executability and agreement with the reference)
+  // Fresh random inputs from get_inputs(), one seed each. Default 32: a budget
+  // that serves training; the paper's 1000 is protocol "paper".
+  std::uint32_t correctness_trials = 32;
+  // Trials per worker request (the first request always holds one trial).
+  std::uint32_t correctness_batch = 8;
+  // Element passes when |c - r| <= atol + rtol * |r|. Default 1e-2 each
+  // (KernelBench v0 and CUDA-L1).
+  double atol = 1e-2;
+  double rtol = 1e-2;
+  // Strict mode: atol = rtol = strict_tolerance instead. Default off, 1e-5.
+  bool strict = false;
+  double strict_tolerance = 1e-5;
+  // Executable means every candidate call finishes within this factor of the
+  // reference's time. Default 1000.
+  double executability_factor = 1000;
+  // Floor of every worker deadline derived from reference time, seconds.
+  // Default 3 (covers Python overhead around tiny calls).
+  double min_deadline_s = 3;
+  // Deadline for starting the worker and loading the task (Python and torch
+  // import included). Default 120 s.
+  double load_timeout_s = 120;
+  // Deadline for loading and constructing the candidate (compiled
+  // extensions are already built). Default 60 s.
+  double candidate_load_timeout_s = 60;
+  // Deadline for compiling a load_inline candidate. Default 600 s.
+  double compile_timeout_s = 600;
+  // Reference calls timed alone after loading the task (the executability
+  // baseline before the candidate ever runs). Default 3.
+  std::uint32_t reference_probes = 3;
+
+  // --- paired timing (layers 2 to 6)
+  // Rounds run and discarded before measuring. Default 5.
+  std::uint32_t warmup_rounds = 5;
+  // Consecutive buckets. Default 7 (the paper).
+  std::uint32_t buckets = 7;
+  // How a bucket's rounds become its mean. Default trimmed (the geometric
+  // mean of the central 80% of rounds): on a shared CPU, preempted rounds
+  // otherwise dominate the bucket; protocol "paper" uses arithmetic.
+  bucket_statistic statistic = bucket_statistic::trimmed;
+  // A variance of bucket means above this voids the measurement. Default 0.005.
+  double void_variance = 0.005;
+  // Apply void_variance (and the early stop's variance test) to the bucket
+  // means divided by their median instead of to the raw means. The two agree
+  // for speedups near 1; for a 20x speedup the paper's absolute bound asks
+  // for a relative spread 20 times tighter, which CPU timers cannot give.
+  // Default true; protocol "paper" uses the absolute bound (false).
+  bool relative_variance = true;
+  // Fresh measurements after a void before the result is void. Default 1.
+  std::uint32_t void_retries = 1;
+  // Early stop (crucible's addition): once at least min_rounds are in, stop
+  // as soon as variance <= void_variance * stop_variance_margin and the
+  // relative standard error of the median, 1.2533 * sd / sqrt(buckets) /
+  // median, is <= stop_relative_stderr. Defaults: on, 140, 0.1, 0.003.
+  bool early_stop = true;
+  std::uint32_t min_rounds = 140;
+  double stop_variance_margin = 0.1;
+  double stop_relative_stderr = 0.003;
+  // Hard limits of the measurement window. Defaults 1,000,000 rounds and
+  // 1800 s (the paper's window).
+  std::uint64_t max_rounds = 1'000'000;
+  double window_s = 1800;
+  // Wall time one timing request aims at (rounds per request follow from the
+  // reference time, between 7 and 700). Default 0.25 s.
+  double batch_target_s = 0.25;
+
+  // --- seeds
+  // Reference and candidate models are built after torch.manual_seed of a
+  // value drawn from the evaluation's seed; inputs likewise per trial/round.
+
+  std::string text() const;  // one line for logs
+  double effective_atol() const { return strict ? strict_tolerance : atol; }
+  double effective_rtol() const { return strict ? strict_tolerance : rtol; }
+};
+
+// "default", "paper" (1000 trials, the full 1800 s window, no early stop),
+// "quick" (8 trials, 70 rounds minimum, looser early stop, 20 s window; for
+// tests and smoke runs). Errors: invalid_argument for any other name.
+result<protocol_options> protocol_by_name(std::string_view name);
+
+// The names protocol_by_name accepts.
+std::vector<std::string> protocol_names();
+
+}  // namespace crucible::evaluator

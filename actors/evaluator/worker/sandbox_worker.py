@@ -1,0 +1,498 @@
+"""crucible sandbox worker: executes what the C++ evaluator asks, returns raw numbers.
+
+Started by actors/evaluator/sandbox.cpp inside the sandbox (own process group,
+rlimits, scratch directory as cwd, namespaces where the kernel allows). It
+reads length-prefixed SandboxMessage requests (messages/sandbox.fbs) on fd 3
+and writes one reply per request on fd 4. It decides nothing: seeds, the
+order of each round, how many rounds, tolerances' verdicts and every
+statistic belong to the evaluator. stdout and stderr go to a log file.
+
+Reference and candidate run in this one process (paired rounds need the same
+inputs). They share no mutable global state across calls: before every call
+the worker sets thread count, grad mode and backend flags to the same values,
+and reports any change the candidate's call made (state_changed).
+"""
+
+import gc
+import linecache
+import os
+import struct
+import sys
+import threading
+import time
+import traceback
+import types
+
+# Copies taken before any candidate code exists (issue 4 extends these checks).
+_perf_counter = time.perf_counter
+_fd_in = os.fdopen(3, "rb", buffering=0)
+_fd_out = os.fdopen(4, "wb", buffering=0)
+
+import flatbuffers  # noqa: E402
+import torch  # noqa: E402
+import torch.utils.cpp_extension as cpp_extension  # noqa: E402
+
+from crucible.sandbox import (  # noqa: E402
+    CompileCandidate,
+    CorrectnessTrials,
+    ErrorKind,
+    LoadCandidate,
+    LoadTask,
+    Reply,
+    Request,
+    SandboxMessage,
+    TimedRounds,
+    TrialOutcome,
+)
+
+_real_load_inline = cpp_extension.load_inline
+_real_load = cpp_extension.load
+_MAX_FRAME = 64 << 20
+
+
+class WorkerError(Exception):
+    def __init__(self, kind, text, task_fault=False):
+        super().__init__(text)
+        self.kind = kind
+        self.text = text
+        self.task_fault = task_fault
+
+
+def _exc_text(prefix):
+    text = "".join(traceback.format_exception(*sys.exc_info())[-12:])
+    return (prefix + ": " + text)[-4000:]
+
+
+# ---------------------------------------------------------------- framing
+
+def _read_exact(n):
+    chunks = []
+    while n > 0:
+        b = _fd_in.read(n)
+        if not b:
+            return None
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def read_frame():
+    head = _read_exact(4)
+    if head is None:
+        return None
+    (size,) = struct.unpack("<I", head)
+    if size > _MAX_FRAME:
+        raise SystemExit("frame too large")
+    return _read_exact(size)
+
+
+def write_frame(data):
+    _fd_out.write(struct.pack("<I", len(data)) + bytes(data))
+
+
+# ---------------------------------------------------------------- state
+
+class State:
+    def __init__(self):
+        self.device = "cpu"
+        self.threads = 1
+        self.task = None
+        self.model = None
+        self.candidate = None
+        self.cand_model = None
+        self.init_seed = 0
+
+
+S = State()
+
+
+def reset_global_state():
+    """The same process-wide settings before every reference or candidate call."""
+    torch.set_num_threads(S.threads)
+    torch.set_grad_enabled(False)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = False
+    torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def snapshot_state():
+    return {
+        "num_threads": torch.get_num_threads(),
+        "grad_enabled": torch.is_grad_enabled(),
+        "cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "python_threads": threading.active_count(),
+    }
+
+
+def state_diff(before, after):
+    return ["%s %s->%s" % (k, before[k], after[k]) for k in before if before[k] != after[k]]
+
+
+# ---------------------------------------------------------------- modules
+
+def make_module(name, source, what):
+    filename = "<%s>" % name
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError:
+        raise WorkerError(ErrorKind.ErrorKind.Syntax, _exc_text(what + " does not parse"))
+    lines = source.splitlines(True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as e:  # noqa: B902
+        text = _exc_text(what + " raised while loading")
+        if "Error building extension" in str(e) or "cpp_extension" in text and "ninja" in text:
+            raise WorkerError(ErrorKind.ErrorKind.Compile, text)
+        raise WorkerError(ErrorKind.ErrorKind.Import, text)
+    return module
+
+
+def require(module, names, what, task_fault=False):
+    missing = [n for n in names if not hasattr(module, n)]
+    if missing:
+        raise WorkerError(ErrorKind.ErrorKind.MissingSymbol,
+                          "%s does not define %s" % (what, ", ".join(missing)), task_fault)
+
+
+def to_device(xs):
+    return [x.to(S.device) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def make_inputs(seed):
+    torch.manual_seed(seed)
+    try:
+        return to_device(list(S.task.get_inputs()))
+    except BaseException:
+        raise WorkerError(ErrorKind.ErrorKind.Runtime, _exc_text("task get_inputs() raised"), True)
+
+
+def build(cls, what, task_fault):
+    torch.manual_seed(S.init_seed)
+    try:
+        init = list(S.task.get_init_inputs())
+    except BaseException:
+        raise WorkerError(ErrorKind.ErrorKind.Init, _exc_text("task get_init_inputs() raised"), True)
+    reset_global_state()
+    try:
+        model = cls(*init)
+        if isinstance(model, torch.nn.Module):
+            model = model.to(S.device)
+        return model
+    except SystemExit:
+        raise
+    except BaseException:
+        raise WorkerError(ErrorKind.ErrorKind.Init, _exc_text(what + " constructor raised"), task_fault)
+
+
+def prebuilt_loader(extensions_dir):
+    """load_inline/load that import what CompileCandidate built; never compile."""
+    def load_prebuilt(name, *args, **kwargs):
+        os.environ["TORCH_EXTENSIONS_DIR"] = extensions_dir
+        path = kwargs.get("build_directory") or cpp_extension._get_build_directory(name, False)
+        return cpp_extension._import_module_from_library(name, path, kwargs.get("is_python_module", True))
+    return load_prebuilt
+
+
+# ---------------------------------------------------------------- requests
+
+def on_load_task(req):
+    S.device = req.Device().decode() if req.Device() else "cpu"
+    S.threads = max(1, req.Threads())
+    S.init_seed = req.InitSeed()
+    reset_global_state()
+    S.task = make_module(req.ModuleName().decode(), req.Source().decode(), "task")
+    require(S.task, ["Model", "get_inputs", "get_init_inputs"], "task", task_fault=True)
+    S.model = build(S.task.Model, "task Model", True)
+    probes = []
+    for i in range(req.ProbeSeedsLength()):
+        inputs = make_inputs(req.ProbeSeeds(i))
+        out, seconds = call(S.model, inputs, "reference")
+        if type(out) is not torch.Tensor and not (
+                isinstance(out, (tuple, list)) and all(type(o) is torch.Tensor for o in out)):
+            raise WorkerError(ErrorKind.ErrorKind.Runtime,
+                              "task Model returned %s, not tensors" % type(out).__name__, True)
+        probes.append(seconds)
+        del out, inputs
+    info = ["torch=" + torch.__version__, "python=%d.%d" % sys.version_info[:2]]
+    if S.device.startswith("cuda"):
+        info.append("device_name=" + torch.cuda.get_device_name(0))
+    return {"info": info, "ref_s": probes, "cand_s": []}
+
+
+def on_load_candidate(req):
+    ext = req.ExtensionsDir().decode() if req.ExtensionsDir() else ""
+    loader = prebuilt_loader(ext)
+    cpp_extension.load_inline = loader
+    cpp_extension.load = loader
+    S.candidate = make_module(req.ModuleName().decode(), req.Source().decode(), "candidate")
+    require(S.candidate, ["ModelNew"], "candidate")
+    S.cand_model = build(S.candidate.ModelNew, "candidate ModelNew", False)
+    return {}
+
+
+def on_compile(req):
+    os.environ["TORCH_EXTENSIONS_DIR"] = req.ExtensionsDir().decode()
+    cpp_extension.load_inline = _real_load_inline
+    cpp_extension.load = _real_load
+    make_module(req.ModuleName().decode(), req.Source().decode(), "candidate")
+    return {}
+
+
+def as_outputs(out):
+    if isinstance(out, (tuple, list)):
+        return list(out), type(out)
+    return [out], None
+
+
+def compare(ref_out, cand_out, atol, rtol):
+    """Structure check, non-finite check, max errors: raw facts, no verdict."""
+    refs, rkind = as_outputs(ref_out)
+    cands, ckind = as_outputs(cand_out)
+    for r in refs:
+        if type(r) is not torch.Tensor:
+            raise WorkerError(ErrorKind.ErrorKind.Runtime,
+                              "task Model returned %s, not a tensor" % type(r).__name__, True)
+    if (rkind is None) != (ckind is None) or len(refs) != len(cands):
+        return "output structure differs: reference %s of %d, candidate %s of %d" % (
+            rkind.__name__ if rkind else "tensor", len(refs),
+            ckind.__name__ if ckind else type(cand_out).__name__, len(cands)), False, 0.0, 0.0
+    max_abs, max_ratio, nonfinite = 0.0, 0.0, False
+    for i, (r, c) in enumerate(zip(refs, cands)):
+        if type(c) is not torch.Tensor:
+            return "output %d is %s, not exactly torch.Tensor" % (i, type(c).__name__), False, 0.0, 0.0
+        if c.shape != r.shape or c.dtype != r.dtype or c.device != r.device:
+            return "output %d is %s %s on %s, expected %s %s on %s" % (
+                i, tuple(c.shape), c.dtype, c.device, tuple(r.shape), r.dtype, r.device), False, 0.0, 0.0
+        cd, rd = c.detach().double(), r.detach().double()
+        if not bool(torch.isfinite(cd).all()):
+            nonfinite = True
+        diff = (cd - rd).abs()
+        if diff.numel():
+            diff = torch.nan_to_num(diff, nan=float("inf"))
+            max_abs = max(max_abs, float(diff.max()))
+            max_ratio = max(max_ratio, float((diff / (atol + rtol * rd.abs())).max()))
+    return "", nonfinite, max_abs, max_ratio
+
+
+def call(model, inputs, who):
+    reset_global_state()
+    try:
+        if S.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t0 = _perf_counter()
+        out = model(*inputs)
+        if S.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return out, _perf_counter() - t0
+    except (WorkerError, SystemExit):
+        raise
+    except BaseException:
+        raise WorkerError(ErrorKind.ErrorKind.Runtime, _exc_text(who + " forward raised"), who == "reference")
+
+
+def on_correctness(req):
+    atol, rtol = req.Atol(), req.Rtol()
+    trials = []
+    for i in range(req.SeedsLength()):
+        seed = req.Seeds(i)
+        ref_in, cand_in = make_inputs(seed), make_inputs(seed)
+        ref_out, ref_s = call(S.model, ref_in, "reference")
+        before = snapshot_state()
+        cand_out, cand_s = call(S.cand_model, cand_in, "candidate")
+        changed = state_diff(before, snapshot_state())
+        structure_error, nonfinite, max_abs, max_ratio = compare(ref_out, cand_out, atol, rtol)
+        ok = structure_error == ""
+        trials.append(dict(seed=seed, structure_ok=ok, structure_error=structure_error,
+                           nonfinite=bool(nonfinite), max_abs=max_abs,
+                           max_ratio=max_ratio, ref_s=ref_s, cand_s=cand_s, changed=changed))
+        del ref_out, cand_out, ref_in, cand_in
+    return {"trials": trials}
+
+
+def timed_call(model, inputs, events):
+    reset_global_state()
+    if events:
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = _perf_counter()
+        start.record()
+        out = model(*inputs)
+        end.record()
+        torch.cuda.synchronize()
+        t1 = _perf_counter()
+        return out, t1 - t0, start.elapsed_time(end) / 1e3
+    t0 = _perf_counter()
+    out = model(*inputs)
+    return out, _perf_counter() - t0, 0.0
+
+
+def on_timed(req):
+    gc.collect()
+    gc.disable()
+    try:
+        return timed_rounds(req)
+    finally:
+        gc.enable()
+
+
+def timed_rounds(req):
+    events = S.device.startswith("cuda")
+    ref_s, cand_s, ref_e, cand_e, changed = [], [], [], [], []
+    for i in range(req.SeedsLength()):
+        seed = req.Seeds(i)
+        # Inputs are made in run order, so that neither model's inputs are
+        # systematically the more recently touched.
+        if req.CandidateFirst(i):
+            cand_in = make_inputs(seed)
+            ref_in = make_inputs(seed)
+            order = [("candidate", S.cand_model, cand_in), ("reference", S.model, ref_in)]
+        else:
+            ref_in = make_inputs(seed)
+            cand_in = make_inputs(seed)
+            order = [("reference", S.model, ref_in), ("candidate", S.cand_model, cand_in)]
+        times = {}
+        for who, model, inputs in order:
+            before = snapshot_state()
+            try:
+                out, wall, ev = timed_call(model, inputs, events)
+            except SystemExit:
+                raise
+            except BaseException:
+                raise WorkerError(ErrorKind.ErrorKind.Runtime, _exc_text(who + " forward raised"),
+                                  who == "reference")
+            if who == "candidate":
+                for d in state_diff(before, snapshot_state()):
+                    if d not in changed:
+                        changed.append(d)
+            times[who] = (wall, ev)
+            del out
+        ref_s.append(times["reference"][0])
+        cand_s.append(times["candidate"][0])
+        ref_e.append(times["reference"][1])
+        cand_e.append(times["candidate"][1])
+        del ref_in, cand_in
+    r = {"ref_s": ref_s, "cand_s": cand_s, "changed": changed}
+    if events:
+        r["ref_e"], r["cand_e"] = ref_e, cand_e
+    return r
+
+
+HANDLERS = {
+    Request.Request.LoadTask: (LoadTask.LoadTask, on_load_task),
+    Request.Request.LoadCandidate: (LoadCandidate.LoadCandidate, on_load_candidate),
+    Request.Request.CompileCandidate: (CompileCandidate.CompileCandidate, on_compile),
+    Request.Request.CorrectnessTrials: (CorrectnessTrials.CorrectnessTrials, on_correctness),
+    Request.Request.TimedRounds: (TimedRounds.TimedRounds, on_timed),
+}
+
+
+# ---------------------------------------------------------------- replies
+
+def _strings(b, items):
+    offs = [b.CreateString(s) for s in items]
+    b.StartVector(4, len(offs), 4)
+    for o in reversed(offs):
+        b.PrependUOffsetTRelative(o)
+    return b.EndVector()
+
+
+def _doubles(b, items):
+    b.StartVector(8, len(items), 8)
+    for x in reversed(items):
+        b.PrependFloat64(float(x))
+    return b.EndVector()
+
+
+def _trial(b, t):
+    err = b.CreateString(t["structure_error"])
+    changed = _strings(b, t["changed"])
+    TrialOutcome.Start(b)
+    TrialOutcome.AddSeed(b, t["seed"])
+    TrialOutcome.AddStructureOk(b, t["structure_ok"])
+    TrialOutcome.AddStructureError(b, err)
+    TrialOutcome.AddNonfinite(b, t["nonfinite"])
+    TrialOutcome.AddMaxAbsError(b, t["max_abs"])
+    TrialOutcome.AddMaxToleranceRatio(b, t["max_ratio"])
+    TrialOutcome.AddRefSeconds(b, t["ref_s"])
+    TrialOutcome.AddCandSeconds(b, t["cand_s"])
+    TrialOutcome.AddStateChanged(b, changed)
+    return TrialOutcome.End(b)
+
+
+def encode_reply(seq, ok, kind=0, error="", task_fault=False, r=None):
+    r = r or {}
+    b = flatbuffers.Builder(1024)
+    err = b.CreateString(error)
+    trials = None
+    if "trials" in r:
+        offs = [_trial(b, t) for t in r["trials"]]
+        b.StartVector(4, len(offs), 4)
+        for o in reversed(offs):
+            b.PrependUOffsetTRelative(o)
+        trials = b.EndVector()
+    vecs = {k: _doubles(b, r[k]) for k in ("ref_s", "cand_s", "ref_e", "cand_e") if k in r}
+    changed = _strings(b, r["changed"]) if "changed" in r else None
+    info = _strings(b, r["info"]) if "info" in r else None
+    Reply.Start(b)
+    Reply.AddOk(b, ok)
+    Reply.AddErrorKind(b, kind)
+    Reply.AddError(b, err)
+    Reply.AddTaskFault(b, task_fault)
+    if trials is not None:
+        Reply.AddTrials(b, trials)
+    if "ref_s" in vecs:
+        Reply.AddRefSeconds(b, vecs["ref_s"])
+        Reply.AddCandSeconds(b, vecs["cand_s"])
+    if "ref_e" in vecs:
+        Reply.AddRefEventSeconds(b, vecs["ref_e"])
+        Reply.AddCandEventSeconds(b, vecs["cand_e"])
+    if changed is not None:
+        Reply.AddStateChanged(b, changed)
+    if info is not None:
+        Reply.AddInfo(b, info)
+    reply = Reply.End(b)
+    SandboxMessage.Start(b)
+    SandboxMessage.AddSeq(b, seq)
+    SandboxMessage.AddReply(b, reply)
+    b.Finish(SandboxMessage.End(b), file_identifier=b"CRSB")
+    return b.Output()
+
+
+def main():
+    while True:
+        frame = read_frame()
+        if frame is None:
+            return 0
+        msg = SandboxMessage.SandboxMessage.GetRootAs(frame, 0)
+        seq, kind = msg.Seq(), msg.RequestType()
+        if kind == Request.Request.Shutdown:
+            write_frame(encode_reply(seq, True))
+            return 0
+        if kind not in HANDLERS:
+            write_frame(encode_reply(seq, False, ErrorKind.ErrorKind.Protocol, "unknown request %d" % kind))
+            continue
+        cls, handler = HANDLERS[kind]
+        req = cls()
+        table = msg.Request()
+        req.Init(table.Bytes, table.Pos)
+        try:
+            result = handler(req)
+            write_frame(encode_reply(seq, True, r=result))
+        except WorkerError as e:
+            write_frame(encode_reply(seq, False, e.kind, e.text, e.task_fault))
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+#include "actors/evaluator/worker_session.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace crucible::evaluator {
+namespace {
+
+std::string str(const flatbuffers::String* s) { return s ? std::string(s->data(), s->size()) : std::string(); }
+
+std::vector<double> doubles(const flatbuffers::Vector<double>* v) {
+  return v ? std::vector<double>(v->begin(), v->end()) : std::vector<double>();
+}
+
+std::vector<std::string> strings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+  std::vector<std::string> out;
+  if (v)
+    for (auto s : *v) out.push_back(str(s));
+  return out;
+}
+
+worker_reply copy_reply(const sbx::Reply& r) {
+  worker_reply out;
+  out.ok = r.ok();
+  out.error_kind = r.error_kind();
+  out.error = str(r.error());
+  out.task_fault = r.task_fault();
+  if (r.trials())
+    for (auto t : *r.trials()) {
+      trial_outcome o;
+      o.seed = t->seed();
+      o.structure_ok = t->structure_ok();
+      o.structure_error = str(t->structure_error());
+      o.nonfinite = t->nonfinite();
+      o.max_abs_error = t->max_abs_error();
+      o.max_tolerance_ratio = t->max_tolerance_ratio();
+      o.ref_seconds = t->ref_seconds();
+      o.cand_seconds = t->cand_seconds();
+      o.state_changed = strings(t->state_changed());
+      out.trials.push_back(std::move(o));
+    }
+  out.ref_seconds = doubles(r.ref_seconds());
+  out.cand_seconds = doubles(r.cand_seconds());
+  out.ref_event_seconds = doubles(r.ref_event_seconds());
+  out.cand_event_seconds = doubles(r.cand_event_seconds());
+  out.state_changed = strings(r.state_changed());
+  out.info = strings(r.info());
+  return out;
+}
+
+}  // namespace
+
+worker_environment worker_environment::defaults() {
+  worker_environment e;
+  e.python = CRUCIBLE_EVALUATOR_PYTHON;
+  e.worker_script = CRUCIBLE_EVALUATOR_WORKER;
+  e.generated_python = CRUCIBLE_EVALUATOR_GENERATED_PYTHON;
+  return e;
+}
+
+result<worker_session> worker_session::start(const worker_start& how) {
+  sandbox_spec spec;
+  spec.program = how.env.python;
+  spec.args = {"-B", "-s", how.env.worker_script.string()};
+  const std::string scratch = how.scratch.string();
+  const std::string threads = std::to_string(how.threads);
+  spec.env = {
+      "HOME=" + scratch,
+      "TMPDIR=" + scratch,
+      "PYTHONPATH=" + how.env.generated_python.string(),
+      "PYTHONDONTWRITEBYTECODE=1",
+      "PYTHONNOUSERSITE=1",
+      "PYTHONHASHSEED=0",
+      "OMP_NUM_THREADS=" + threads,
+      "MKL_NUM_THREADS=" + threads,
+      "CUDA_VISIBLE_DEVICES=" + how.cuda_visible_devices,
+      "LANG=C.UTF-8",
+  };
+  for (const char* key : {"PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST", "CXX", "CC"})
+    if (const char* v = std::getenv(key)) spec.env.push_back(std::string(key) + "=" + v);
+  if (!std::getenv("PATH")) spec.env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+  spec.scratch = how.scratch;
+  spec.writable = how.writable;
+  spec.log = how.scratch / "worker.log";
+  spec.limits = how.limits;
+  auto p = sandbox_process::start(spec);
+  if (!p) return p.error();
+  return worker_session(std::move(p.value()));
+}
+
+template <class Build>
+result<worker_reply> worker_session::call(sbx::Request kind, Build&& build,
+                                          clock_type::time_point deadline) {
+  flatbuffers::FlatBufferBuilder fbb(1024);
+  const std::uint64_t seq = ++seq_;
+  flatbuffers::Offset<void> req = build(fbb);
+  sbx::SandboxMessageBuilder m(fbb);
+  m.add_seq(seq);
+  m.add_request_type(kind);
+  m.add_request(req);
+  fbb.Finish(m.Finish(), sbx::SandboxMessageIdentifier());
+  CRUCIBLE_TRY(process_.send({fbb.GetBufferPointer(), fbb.GetSize()}));
+  auto frame = process_.receive(deadline);
+  if (!frame) return frame.error();
+  flatbuffers::Verifier verifier(frame->data(), frame->size());
+  if (!sbx::VerifySandboxMessageBuffer(verifier)) {
+    process_.kill();
+    return make_error(errc::corrupt, "worker reply fails the FlatBuffers verifier");
+  }
+  auto msg = sbx::GetSandboxMessage(frame->data());
+  if (msg->seq() != seq || !msg->reply()) {
+    process_.kill();
+    return make_error(errc::corrupt, fmt::format("worker replied to request {} with seq {}", seq, msg->seq()));
+  }
+  return copy_reply(*msg->reply());
+}
+
+result<worker_reply> worker_session::load_task(const std::string& source, const std::string& module_name,
+                                               std::uint64_t init_seed, const std::string& device,
+                                               std::uint32_t threads,
+                                               std::span<const std::uint64_t> probe_seeds,
+                                               clock_type::time_point deadline) {
+  const std::vector<std::uint64_t> probes(probe_seeds.begin(), probe_seeds.end());
+  return call(sbx::Request::LoadTask, [&](flatbuffers::FlatBufferBuilder& b) {
+    return sbx::CreateLoadTaskDirect(b, source.c_str(), module_name.c_str(), init_seed, device.c_str(),
+                                     threads, &probes)
+        .Union();
+  }, deadline);
+}
+
+result<worker_reply> worker_session::load_candidate(const std::string& source, const std::string& module_name,
+                                                    std::uint64_t init_seed, const std::string& extensions_dir,
+                                                    clock_type::time_point deadline) {
+  return call(sbx::Request::LoadCandidate, [&](flatbuffers::FlatBufferBuilder& b) {
+    return sbx::CreateLoadCandidateDirect(b, source.c_str(), module_name.c_str(), init_seed,
+                                          extensions_dir.c_str())
+        .Union();
+  }, deadline);
+}
+
+result<worker_reply> worker_session::compile(const std::string& source, const std::string& module_name,
+                                             const std::string& extensions_dir, clock_type::time_point deadline) {
+  return call(sbx::Request::CompileCandidate, [&](flatbuffers::FlatBufferBuilder& b) {
+    return sbx::CreateCompileCandidateDirect(b, source.c_str(), module_name.c_str(), extensions_dir.c_str())
+        .Union();
+  }, deadline);
+}
+
+result<worker_reply> worker_session::correctness(std::span<const std::uint64_t> seeds, double atol, double rtol,
+                                                 clock_type::time_point deadline) {
+  return call(sbx::Request::CorrectnessTrials, [&](flatbuffers::FlatBufferBuilder& b) {
+    auto v = b.CreateVector(seeds.data(), seeds.size());
+    return sbx::CreateCorrectnessTrials(b, v, atol, rtol).Union();
+  }, deadline);
+}
+
+result<worker_reply> worker_session::timed_rounds(std::span<const std::uint64_t> seeds,
+                                                  const std::vector<bool>& candidate_first,
+                                                  clock_type::time_point deadline) {
+  return call(sbx::Request::TimedRounds, [&](flatbuffers::FlatBufferBuilder& b) {
+    auto s = b.CreateVector(seeds.data(), seeds.size());
+    auto o = b.CreateVector(candidate_first);
+    return sbx::CreateTimedRounds(b, s, o).Union();
+  }, deadline);
+}
+
+void worker_session::shutdown() {
+  auto r = call(sbx::Request::Shutdown, [](flatbuffers::FlatBufferBuilder& b) {
+    return sbx::CreateShutdown(b).Union();
+  }, clock_type::now() + std::chrono::seconds(5));
+  (void)r;
+  process_.kill();
+}
+
+}  // namespace crucible::evaluator

@@ -1,0 +1,12 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Right values, wrong shape: returns the transpose."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return (A.unsqueeze(1) * B).t().contiguous()

@@ -1,0 +1,10 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Hangs at import time, before ModelNew exists."""
+
+
+while True:
+    pass

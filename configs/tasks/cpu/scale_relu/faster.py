@@ -1,0 +1,12 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Fusion: fold the constants and work in place on one buffer."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x).mul_(6.0).add_(1.0)
