@@ -126,13 +126,14 @@ result<std::vector<generation>> generate(causal_lm& model, const tokenizer& tok,
     auto ids = torch::zeros({batch, longest}, torch::kInt64);
     auto key_mask = torch::ones({batch, capacity}, torch::kBool);
     auto lengths = torch::empty({batch}, torch::kInt64);
+    auto ids_a = ids.accessor<std::int64_t, 2>();
+    auto mask_a = key_mask.accessor<bool, 2>();
     for (std::int64_t b = 0; b < batch; ++b) {
       const auto& p = prompts[static_cast<std::size_t>(b)];
       const std::int64_t pad = longest - static_cast<std::int64_t>(p.size());
-      auto row = ids[b];
-      for (std::size_t j = 0; j < p.size(); ++j) row[pad + static_cast<std::int64_t>(j)] = p[j];
-      if (pad > 0) key_mask[b].narrow(0, 0, pad).fill_(false);
-      lengths[b] = static_cast<std::int64_t>(p.size());
+      for (std::size_t j = 0; j < p.size(); ++j) ids_a[b][pad + static_cast<std::int64_t>(j)] = p[j];
+      for (std::int64_t j = 0; j < pad; ++j) mask_a[b][j] = false;
+      lengths.data_ptr<std::int64_t>()[b] = static_cast<std::int64_t>(p.size());
     }
     key_mask = key_mask.to(device);
     lengths = lengths.to(device);

@@ -302,6 +302,40 @@ TEST_CASE("a saved checkpoint loads back with identical logits and the Hugging F
   }
 }
 
+TEST_CASE("on CUDA, fp32 generation matches the golden data and bf16 stays close to fp32") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device: skipped");
+    return;
+  }
+  for (const auto& name : kModels) {
+    INFO("golden folder " << name);
+    if (!have_golden(name)) continue;
+    const json golden = golden_of(name);
+    auto fp32 = policy::load(golden_dir(name), {.device = "cuda", .compute_dtype = dtype::f32});
+    auto bf16 = policy::load(golden_dir(name), {.device = "cuda", .compute_dtype = std::nullopt});
+    REQUIRE_MESSAGE(fp32.ok(), fp32.error().text());
+    REQUIRE_MESSAGE(bf16.ok(), bf16.error().text());
+    CHECK(bf16->model()->compute_dtype() == torch::kBFloat16);
+    std::vector<std::vector<std::int32_t>> prompts;
+    for (const auto& g : golden["greedy"]) prompts.push_back(ids_of(g["prompt_ids"]));
+    auto got = fp32->generate(prompts, golden_greedy());
+    REQUIRE_MESSAGE(got.ok(), got.error().text());
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      CHECK(json(got->at(i).ids) == golden["greedy"][i]["ids"]);
+      for (std::size_t j = 0; j < got->at(i).logprobs.size(); ++j) {
+        CHECK(std::fabs(got->at(i).logprobs[j] - golden["greedy"][i]["logprobs"][j].get<double>()) <= 1e-3);
+      }
+    }
+    // bf16 (with the fused attention for prompts): prompt log-probs near fp32's.
+    auto sampled = bf16->generate(prompts, golden_greedy());
+    REQUIRE_MESSAGE(sampled.ok(), sampled.error().text());
+    token_batch batch = make_token_batch(*sampled, torch::Device(torch::kCUDA));
+    torch::NoGradGuard no_grad;
+    auto lp32 = token_logprobs(*fp32->model(), batch.input_ids, batch.attention_mask, batch.first_target);
+    CHECK(((lp32 - batch.behaviour_logprobs).abs() * batch.completion_mask).max().item<double>() <= 0.1);
+  }
+}
+
 TEST_CASE("bad checkpoints and bad requests are refused with the file and the field named") {
   const std::string name = "qwen2_tiny_sharded";
   if (!have_golden(name)) return;

@@ -177,6 +177,25 @@ def logits_and_greedy(folder, tok, prompts, new_tokens=16):
     return out_prompts, out_greedy
 
 
+def randomise_all_parameters(model):
+    """Every parameter random, biases and norms included (transformers
+    initialises biases to 0 and norms to 1, which would test nothing)."""
+    import torch
+
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1.0 + 0.3 * torch.randn_like(p, dtype=torch.float32).to(p.dtype))
+            elif name.endswith(".bias"):
+                p.copy_(0.3 * torch.randn_like(p, dtype=torch.float32).to(p.dtype))
+            else:
+                p.copy_(0.1 * torch.randn_like(p, dtype=torch.float32).to(p.dtype))
+        for name, p in model.named_parameters():
+            flat = p.detach().float().flatten()
+            if flat.numel() > 1 and bool((flat == flat[0]).all()):
+                sys.exit(f"parameter {name} is constant after randomisation")
+
+
 def make_model(kind, folder, tok, seed):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
@@ -189,6 +208,7 @@ def make_model(kind, folder, tok, seed):
         config = Qwen2Config(**common, rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False,
                              bos_token_id=None, eos_token_id=tok.token_to_id("<|endoftext|>"))
         model = Qwen2ForCausalLM(config).float()
+        randomise_all_parameters(model)
         model.save_pretrained(folder, safe_serialization=True, max_shard_size="150KB")
         if not os.path.exists(os.path.join(folder, "model.safetensors.index.json")):
             sys.exit(f"{folder}: expected a sharded checkpoint")
@@ -196,7 +216,9 @@ def make_model(kind, folder, tok, seed):
         config = LlamaConfig(**common, rope_theta=10_000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
                              bos_token_id=tok.token_to_id("<|begin_of_text|>"),
                              eos_token_id=[tok.token_to_id("<|end_of_text|>")])
-        model = LlamaForCausalLM(config).to(torch.bfloat16)
+        model = LlamaForCausalLM(config)
+        randomise_all_parameters(model)
+        model = model.to(torch.bfloat16)
         model.save_pretrained(folder, safe_serialization=True)
     from transformers import AutoConfig
 
@@ -216,15 +238,181 @@ PROMPTS = {
 }
 
 
+def roundtrip(saved_root, golden_root):
+    """Loads each checkpoint crucible saved under saved_root/<name> (for the
+    model names of GOLDEN_NAMES) into transformers and compares, on CPU in
+    fp32, its prompt logits with golden_root/<name>/golden.json and its
+    tensors with the original ones. Prints one JSON line per model; exits 1
+    when any differs."""
+    import torch
+    from safetensors import safe_open
+    from transformers import AutoModelForCausalLM
+
+    def tensors(folder):
+        out = {}
+        for f in sorted(os.listdir(folder)):
+            if f.endswith(".safetensors"):
+                with safe_open(os.path.join(folder, f), framework="pt") as st:
+                    for k in st.keys():
+                        out[k] = st.get_tensor(k)
+        return out
+
+    failed = False
+    for name in ("qwen2_tiny_sharded", "llama_tiny_tied"):
+        saved = os.path.join(saved_root, name)
+        if not os.path.isdir(saved):
+            print(json.dumps({"roundtrip": name, "ok": False, "error": f"{saved} is missing"}))
+            failed = True
+            continue
+        with open(os.path.join(golden_root, name, "golden.json"), encoding="utf-8") as f:
+            golden = json.load(f)
+        model = AutoModelForCausalLM.from_pretrained(saved).float().eval()
+        worst = 0.0
+        with torch.no_grad():
+            for prompt in golden["prompts"]:
+                logits = model(torch.tensor([prompt["ids"]])).logits[0].float()
+                worst = max(worst, float((logits - torch.tensor(prompt["logits"])).abs().max()))
+        original, written = tensors(os.path.join(golden_root, name)), tensors(saved)
+        same_names = sorted(original) == sorted(written)
+        same_tensors = same_names and all(original[k].dtype == written[k].dtype and torch.equal(original[k], written[k])
+                                          for k in original)
+        ok = worst <= 1e-4 and same_tensors
+        failed |= not ok
+        print(json.dumps({"roundtrip": name, "ok": ok, "max_abs_logit_error": worst, "same_tensor_names": same_names,
+                          "identical_tensors": same_tensors}))
+    return 1 if failed else 0
+
+
+# Qwen2.5-0.5B's shape (issue 6's benchmark), random bf16 weights.
+BENCH_CONFIG = dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                    num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
+                    rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
+
+
+def bench_model(folder):
+    """Makes (once) a random model of Qwen2.5-0.5B's shape in bf16 under folder,
+    with the small Qwen2-style tokenizer (the benchmark feeds token ids)."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    if os.path.exists(os.path.join(folder, "config.json")):
+        return folder
+    os.makedirs(folder, exist_ok=True)
+    torch.manual_seed(0)
+    config = Qwen2Config(**BENCH_CONFIG, initializer_range=0.02, eos_token_id=0, bos_token_id=None)
+    model = Qwen2ForCausalLM(config)
+    randomise_all_parameters(model)
+    model.to(torch.bfloat16).save_pretrained(folder, safe_serialization=True)
+    make_tokenizers()["tok_qwen2_style"].save(os.path.join(folder, "tokenizer.json"))
+    return folder
+
+
+def bench_transformers(folder, batches, prompt_tokens, new_tokens):
+    """transformers' generate() (greedy, always new_tokens long) on the bench
+    model in bf16 on CUDA, one JSON line per batch size in the format of
+    `crucible-policy bench-generate`; then the device's copy bandwidth."""
+    import time
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16).cuda().eval()
+    gen = torch.Generator().manual_seed(1234)
+
+    def run(ids, n):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, min_new_tokens=n,
+                           do_sample=False, pad_token_id=0)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    for batch in batches:
+        ids = torch.randint(0, BENCH_CONFIG["vocab_size"], (batch, prompt_tokens), generator=gen).cuda()
+        torch.cuda.reset_peak_memory_stats()
+        run(ids, 4)
+        first = run(ids, 1)
+        full = run(ids, new_tokens)
+        free, total = torch.cuda.mem_get_info()
+        print(json.dumps({"impl": "transformers", "device": "cuda", "batch": batch, "prompt_tokens": prompt_tokens,
+                          "new_tokens": new_tokens, "seconds": full, "tokens_per_s": batch * new_tokens / full,
+                          "prefill_s": first, "decode_step_ms": 1000 * (full - first) / (new_tokens - 1),
+                          "device_memory_used_gib": (total - free) / 2**30,
+                          "torch_max_allocated_gib": torch.cuda.max_memory_allocated() / 2**30}), flush=True)
+    # Copy bandwidth: read + write of a 1 GiB buffer, best of 10.
+    a = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    best = float("inf")
+    for _ in range(10):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        b.copy_(a)
+        torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    print(json.dumps({"impl": "copy", "bandwidth_gb_s": 2 * a.numel() / best / 1e9}), flush=True)
+
+
+def bench_table(lines):
+    """One table from the JSON lines of both benchmarks: tokens/s, decode step,
+    memory, speed-up over transformers, and the fraction of the
+    memory-bandwidth floor (weights + KV cache read per decode step, at the
+    mean context length, over the measured copy bandwidth)."""
+    rows = [json.loads(line) for line in lines if line.strip().startswith("{")]
+    bandwidth = next((r["bandwidth_gb_s"] for r in rows if r.get("impl") == "copy"), None)
+    c = BENCH_CONFIG
+    head_dim = c["hidden_size"] // c["num_attention_heads"]
+    per_layer = (c["hidden_size"] * head_dim * (c["num_attention_heads"] + 2 * c["num_key_value_heads"]) +
+                 head_dim * (c["num_attention_heads"] + 2 * c["num_key_value_heads"]) +
+                 c["num_attention_heads"] * head_dim * c["hidden_size"] + 3 * c["hidden_size"] * c["intermediate_size"] +
+                 2 * c["hidden_size"])
+    weight_bytes = 2 * (c["num_hidden_layers"] * per_layer + c["vocab_size"] * c["hidden_size"] + c["hidden_size"])
+    hf = {r["batch"]: r for r in rows if r.get("impl") == "transformers"}
+    print(f"{'impl':<13}{'batch':>6}{'tokens/s':>11}{'step ms':>9}{'prefill s':>10}{'mem GiB':>9}{'x HF':>7}{'floor':>8}")
+    for r in sorted((r for r in rows if r.get("impl") in ("crucible", "transformers")), key=lambda r: (r["batch"], r["impl"])):
+        context = r["prompt_tokens"] + r["new_tokens"] / 2
+        kv_bytes = r["batch"] * context * c["num_hidden_layers"] * 2 * c["num_key_value_heads"] * head_dim * 2
+        floor_ms = 1000 * (weight_bytes + kv_bytes) / (bandwidth * 1e9) if bandwidth else float("nan")
+        speedup = r["tokens_per_s"] / hf[r["batch"]]["tokens_per_s"] if r["batch"] in hf else float("nan")
+        print(f"{r['impl']:<13}{r['batch']:>6}{r['tokens_per_s']:>11.1f}{r['decode_step_ms']:>9.2f}{r['prefill_s']:>10.3f}"
+              f"{r['device_memory_used_gib']:>9.2f}{speedup:>7.2f}{floor_ms / r['decode_step_ms']:>8.1%}")
+    if bandwidth:
+        print(f"copy bandwidth {bandwidth:.0f} GB/s; weights {weight_bytes / 1e9:.3f} GB read per decode step")
+
+
 def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "policy"))
+    parser.add_argument("--roundtrip", metavar="DIR",
+                        help="compare checkpoints crucible saved under DIR/<model name> with the golden data in --out")
+    parser.add_argument("--bench", metavar="DIR", help="make the Qwen2.5-0.5B-shaped bench model in DIR (once) and "
+                                                      "run transformers' generate() on it")
+    parser.add_argument("--bench-model-only", action="store_true", help="with --bench: only make the model")
+    parser.add_argument("--batches", default="1,8,64")
+    parser.add_argument("--prompt-tokens", type=int, default=512)
+    parser.add_argument("--new-tokens", type=int, default=512)
+    parser.add_argument("--bench-table", metavar="JSONL", help="print the benchmark table from JSON lines")
+    args = parser.parse_args()
+    if args.roundtrip:
+        sys.exit(roundtrip(os.path.abspath(args.roundtrip), os.path.abspath(args.out)))
+    if args.bench:
+        bench_model(os.path.abspath(args.bench))
+        if not args.bench_model_only:
+            bench_transformers(os.path.abspath(args.bench), [int(b) for b in args.batches.split(",")],
+                               args.prompt_tokens, args.new_tokens)
+        return
+    if args.bench_table:
+        with open(args.bench_table, encoding="utf-8") as f:
+            bench_table(f.readlines())
+        return
+    make_golden(os.path.abspath(args.out))
+
+
+def make_golden(out):
     import tokenizers
     import torch
     import transformers
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "policy"))
-    args = parser.parse_args()
-    out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     versions = {"tokenizers": tokenizers.__version__, "transformers": transformers.__version__, "torch": torch.__version__}
     toks = make_tokenizers()

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds crucible's policy on a GPU machine against PyTorch's LibTorch and
+# runs, in order (each step prints a line starting with "==="):
+#   1. the golden data, regenerated into tests/data/policy (commit it after);
+#   2. the policy tests (CPU fp32 goldens; CUDA fp32/bf16 when a GPU is there);
+#   3. the round trip: crucible loads and saves each golden model, transformers
+#      loads what crucible wrote and must give the golden logits (1e-4) and
+#      byte-identical tensors;
+#   4. the generation benchmark of issue 6: a random Qwen2.5-0.5B-shaped model,
+#      512 prompt + 512 new tokens, batch 1/8/64, crucible vs transformers'
+#      generate(), printed as one table (also saved as JSON lines).
+#
+# Usage: tools/gpu/policy_gpu.sh DEBIAN_PREFIX [WORK_DIR]
+#   DEBIAN_PREFIX  a folder where Debian 12's packages for crucible's
+#                  dependencies are unpacked (DEBIAN_PREFIX/usr/include, ...),
+#                  e.g. with `dpkg -x pkg.deb DEBIAN_PREFIX` for each of
+#                  tools/setup.sh's packages except libtorch.
+#   WORK_DIR       scratch space (default /tmp/crucible-policy-gpu); the bench
+#                  model (1 GB) is made there once.
+# Environment: PYTHON (default python3) must import torch, transformers,
+# tokenizers and safetensors; JOBS (default nproc) for the build.
+set -euo pipefail
+if (($# < 1)); then
+  sed -n '2,23p' "$0"
+  exit 2
+fi
+prefix=$(realpath "$1")
+work=$(realpath -m "${2:-/tmp/crucible-policy-gpu}")
+cd "$(dirname "$0")/../.."
+repo=$PWD
+py=${PYTHON:-python3}
+arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+mkdir -p "$work"
+
+torch_cmake=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+"$py" -c 'import torch, transformers, tokenizers, safetensors; print("torch", torch.__version__, "transformers", transformers.__version__, "cuda", torch.cuda.is_available())'
+
+# Debian's libraries and tools from the unpacked prefix. pkg-config's .pc files
+# say prefix=/usr, so a sysroot makes their -I/-L point into the prefix.
+export PATH="$prefix/usr/bin:$PATH"
+export PKG_CONFIG_SYSROOT_DIR="$prefix"
+export PKG_CONFIG_LIBDIR="$prefix/usr/lib/$arch/pkgconfig:$prefix/usr/share/pkgconfig:$prefix/usr/lib/pkgconfig"
+export LD_LIBRARY_PATH="$prefix/usr/lib/$arch:$prefix/usr/lib:${LD_LIBRARY_PATH:-}"
+torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+export LD_LIBRARY_PATH="$torch_lib:$LD_LIBRARY_PATH"
+
+echo "=== build (build-gpu/)"
+cmake -S . -B build-gpu -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCRUCIBLE_ACTORS=policy \
+  -DCRUCIBLE_TESTS=ON \
+  -DCRUCIBLE_REQUIRE_POLICY_GOLDEN=ON \
+  -DCMAKE_PREFIX_PATH="$torch_cmake;$prefix/usr;$prefix/usr/lib/$arch/cmake" \
+  -DCMAKE_INCLUDE_PATH="$prefix/usr/include" \
+  -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/$arch" \
+  -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/cmake.log" || { tail -50 "$work/cmake.log"; exit 1; }
+cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy policy_model_test policy_golden_test policy_io_test
+
+echo "=== 1. golden data (tests/data/policy)"
+"$py" tools/gpu/make_policy_golden.py --out tests/data/policy
+
+echo "=== 2. policy tests"
+build-gpu/bin/policy_io_test
+build-gpu/bin/policy_golden_test
+build-gpu/bin/policy_model_test
+
+echo "=== 3. round trip: crucible saves, transformers loads"
+rm -rf "$work/roundtrip"
+for m in qwen2_tiny_sharded llama_tiny_tied; do
+  build-gpu/bin/crucible-policy save --model "tests/data/policy/$m" --out "$work/roundtrip/$m"
+done
+"$py" tools/gpu/make_policy_golden.py --out tests/data/policy --roundtrip "$work/roundtrip"
+for m in qwen2_tiny_sharded llama_tiny_tied; do
+  ids=$("$py" -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['greedy'][0]['prompt_ids'])))" \
+    "tests/data/policy/$m/golden.json")
+  echo "$m on cuda in bf16 (greedy, 16 tokens):"
+  build-gpu/bin/crucible-policy generate --model "tests/data/policy/$m" --prompt-ids "$ids" \
+    --max-new-tokens 16 --greedy --device cuda --json
+done
+
+echo "=== 4. generation benchmark (Qwen2.5-0.5B shape, bf16, 512 + 512 tokens)"
+bench="$work/bench.jsonl"
+"$py" tools/gpu/make_policy_golden.py --bench "$work/bench_model" --bench-model-only
+build-gpu/bin/crucible-policy bench-generate --model "$work/bench_model" --device cuda --batch 1,8,64 \
+  --prompt-tokens 512 --new-tokens 512 | tee "$bench"
+"$py" tools/gpu/make_policy_golden.py --bench "$work/bench_model" --batches 1,8,64 | tee -a "$bench"
+echo
+"$py" tools/gpu/make_policy_golden.py --bench-table "$bench"
+echo "(JSON lines in $bench; golden data regenerated under $repo/tests/data/policy)"
