@@ -214,21 +214,28 @@ class attempt {
       seeds.push_back(seeds_.next());
       cand_first.push_back(seeds_.next() & 1);
     }
-    auto reply = session_->timed_rounds(seeds, cand_first, after(call_deadline_s(2 * n)));
+    const bool cpu_clock = !dev_.cuda && p_.cpu_time_on_cpu;
+    auto reply = session_->timed_rounds(seeds, cand_first, cpu_clock, after(call_deadline_s(2 * n)));
     if (!reply) return channel_failure(reply.error(), "timing");
     if (!reply->ok) return candidate_failure(*reply, "timing");
     if (!reply->state_changed.empty()) return hack(reply->state_changed, "timing");
-    if (reply->ref_seconds.size() != n || reply->cand_seconds.size() != n) {
+    if (reply->ref_seconds.size() != n || reply->cand_seconds.size() != n ||
+        (cpu_clock && (reply->ref_cpu_seconds.size() != n || reply->cand_cpu_seconds.size() != n))) {
       e_.status = eval_status::crashed;
       e_.reason = fmt::format("worker returned {} timings for {} rounds", reply->ref_seconds.size(), n);
       add_defence(e_, "verified_reply");
       return true;
     }
+    const auto& ref_measured = cpu_clock ? reply->ref_cpu_seconds : reply->ref_seconds;
+    const auto& cand_measured = cpu_clock ? reply->cand_cpu_seconds : reply->cand_seconds;
     for (std::size_t i = 0; ref && i < n; ++i) {
       // A clock reads the same twice only below its resolution: count it as 1 ns.
-      ref->push_back(std::max(reply->ref_seconds[i], 1e-9));
-      cand->push_back(std::max(reply->cand_seconds[i], 1e-9));
+      ref->push_back(std::max(ref_measured[i], 1e-9));
+      cand->push_back(std::max(cand_measured[i], 1e-9));
+      ref_wall_.push_back(reply->ref_seconds[i]);
+      cand_wall_.push_back(reply->cand_seconds[i]);
     }
+    e_.clock = cpu_clock ? "thread_cpu" : "wall";
     if (ref) {
       ref_events_.insert(ref_events_.end(), reply->ref_event_seconds.begin(), reply->ref_event_seconds.end());
       cand_events_.insert(cand_events_.end(), reply->cand_event_seconds.begin(), reply->cand_event_seconds.end());
@@ -265,6 +272,25 @@ class attempt {
         break;
       if (window_over || rounds_over) break;
     }
+    return check_clocks();
+  }
+
+  // With CPU time as the clock, a candidate that waits while work happens
+  // elsewhere (another process, a device) looks fast in CPU time: compare
+  // its wall/CPU ratio with the reference's, which ran under the same load.
+  result<bool> check_clocks() {
+    if (e_.clock != "thread_cpu") return false;
+    const double ref_cpu = e_.ref_us * 1e-6, cand_cpu = e_.cand_us * 1e-6;
+    const double ref_ratio = e_.ref_wall_us * 1e-6 / std::max(ref_cpu, 1e-9);
+    const double cand_ratio = e_.cand_wall_us * 1e-6 / std::max(cand_cpu, 1e-9);
+    if (cand_ratio > p_.cpu_wall_ratio_limit * std::max(1.0, ref_ratio) && e_.cand_wall_us - e_.cand_us > 20) {
+      e_.status = eval_status::hack;
+      e_.reason = fmt::format("candidate spends {:.1f}x its CPU time in wall time (reference {:.1f}x): work "
+                              "outside the measured process",
+                              cand_ratio, ref_ratio);
+      add_defence(e_, "cpu_wall_consistency");
+      return true;
+    }
     return false;
   }
 
@@ -279,6 +305,8 @@ class attempt {
     e_.rounds = ref.size();
     e_.ref_us = median(ref) * 1e6;
     e_.cand_us = median(cand) * 1e6;
+    e_.ref_wall_us = median(ref_wall_) * 1e6;
+    e_.cand_wall_us = median(cand_wall_) * 1e6;
     e_.ref_event_us = median(ref_events_) * 1e6;
     e_.cand_event_us = median(cand_events_) * 1e6;
   }
@@ -292,7 +320,7 @@ class attempt {
   seed_stream seeds_;
   std::optional<worker_session> session_;
   double ref_est_ = 1e-3;
-  std::vector<double> cand_times_, ref_events_, cand_events_;
+  std::vector<double> cand_times_, ref_events_, cand_events_, ref_wall_, cand_wall_;
 };
 
 }  // namespace
@@ -335,6 +363,9 @@ nlohmann::json to_json(const evaluation& e) {
       {"correctness_trials", e.correctness_trials},
       {"ref_us", e.ref_us},
       {"cand_us", e.cand_us},
+      {"clock", e.clock},
+      {"ref_wall_us", e.ref_wall_us},
+      {"cand_wall_us", e.cand_wall_us},
       {"ref_event_us", e.ref_event_us},
       {"cand_event_us", e.cand_event_us},
       {"max_abs_error", e.max_abs_error},

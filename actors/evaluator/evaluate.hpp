@@ -59,7 +59,9 @@ struct evaluation {
   double bucket_relative_variance = 0; // the same of bucket_means / speedup_raw
   std::uint64_t rounds = 0;            // timed rounds of the last attempt (warm-up excluded)
   std::uint32_t correctness_trials = 0;
-  double ref_us = 0, cand_us = 0;      // medians of the rounds' wall-clock times
+  double ref_us = 0, cand_us = 0;      // medians of the rounds' times by `clock`
+  std::string clock;                   // "thread_cpu" (CPU backend default) or "wall"
+  double ref_wall_us = 0, cand_wall_us = 0;    // medians of the wall-clock times
   double ref_event_us = 0, cand_event_us = 0;  // CUDA event medians (0 on CPU)
   double max_abs_error = 0;            // over the correctness trials run
   std::string device;

@@ -23,6 +23,7 @@ result<protocol_options> protocol_by_name(std::string_view name) {
     p.early_stop = false;
     p.relative_variance = false;
     p.statistic = bucket_statistic::arithmetic;
+    p.cpu_time_on_cpu = false;
     return p;
   }
   if (name == "quick") {

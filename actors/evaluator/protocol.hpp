@@ -52,6 +52,16 @@ struct protocol_options {
   // --- paired timing (layers 2 to 6)
   // Rounds run and discarded before measuring. Default 5.
   std::uint32_t warmup_rounds = 5;
+  // CPU backend: time each call by the calling thread's CPU time instead of
+  // the wall clock, so that other processes preempting the worker do not
+  // count (torch runs single-threaded on the worker's core set). Work moved
+  // to other threads or processes escapes this clock, so a candidate whose
+  // wall/CPU ratio exceeds cpu_wall_ratio_limit times the reference's (it
+  // waits on work done elsewhere) is a hack. CUDA always uses the
+  // synchronized wall clock.
+  // Defaults: true, 2.0.
+  bool cpu_time_on_cpu = true;
+  double cpu_wall_ratio_limit = 2.0;
   // Consecutive buckets. Default 7 (the paper).
   std::uint32_t buckets = 7;
   // How a bucket's rounds become its mean. Default trimmed (the geometric

@@ -44,6 +44,8 @@ worker_reply copy_reply(const sbx::Reply& r) {
   out.cand_seconds = doubles(r.cand_seconds());
   out.ref_event_seconds = doubles(r.ref_event_seconds());
   out.cand_event_seconds = doubles(r.cand_event_seconds());
+  out.ref_cpu_seconds = doubles(r.ref_cpu_seconds());
+  out.cand_cpu_seconds = doubles(r.cand_cpu_seconds());
   out.state_changed = strings(r.state_changed());
   out.info = strings(r.info());
   return out;
@@ -156,12 +158,12 @@ result<worker_reply> worker_session::correctness(std::span<const std::uint64_t> 
 }
 
 result<worker_reply> worker_session::timed_rounds(std::span<const std::uint64_t> seeds,
-                                                  const std::vector<bool>& candidate_first,
+                                                  const std::vector<bool>& candidate_first, bool process_cpu,
                                                   clock_type::time_point deadline) {
   return call(sbx::Request::TimedRounds, [&](flatbuffers::FlatBufferBuilder& b) {
     auto s = b.CreateVector(seeds.data(), seeds.size());
     auto o = b.CreateVector(candidate_first);
-    return sbx::CreateTimedRounds(b, s, o).Union();
+    return sbx::CreateTimedRounds(b, s, o, process_cpu).Union();
   }, deadline);
 }
 

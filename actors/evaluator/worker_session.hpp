@@ -55,6 +55,7 @@ struct worker_reply {
   bool task_fault = false;
   std::vector<trial_outcome> trials;
   std::vector<double> ref_seconds, cand_seconds, ref_event_seconds, cand_event_seconds;
+  std::vector<double> ref_cpu_seconds, cand_cpu_seconds;
   std::vector<std::string> state_changed, info;
 };
 
@@ -84,7 +85,7 @@ class worker_session {
   result<worker_reply> correctness(std::span<const std::uint64_t> seeds, double atol, double rtol,
                                    clock_type::time_point deadline);
   result<worker_reply> timed_rounds(std::span<const std::uint64_t> seeds,
-                                    const std::vector<bool>& candidate_first,
+                                    const std::vector<bool>& candidate_first, bool process_cpu,
                                     clock_type::time_point deadline);
   // Asks the worker to exit, then kills the group whatever it did.
   void shutdown();

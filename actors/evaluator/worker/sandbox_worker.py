@@ -25,6 +25,7 @@ import types
 
 # Copies taken before any candidate code exists (issue 4 extends these checks).
 _perf_counter = time.perf_counter
+_thread_time = time.thread_time
 _fd_in = os.fdopen(3, "rb", buffering=0)
 _fd_out = os.fdopen(4, "wb", buffering=0)
 
@@ -319,8 +320,14 @@ def on_correctness(req):
     return {"trials": trials}
 
 
-def timed_call(model, inputs, events):
+def timed_call(model, inputs, events, cpu):
     reset_global_state()
+    if cpu:
+        c0 = _thread_time()
+        t0 = _perf_counter()
+        out = model(*inputs)
+        t1 = _perf_counter()
+        return out, t1 - t0, _thread_time() - c0
     if events:
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -347,6 +354,7 @@ def on_timed(req):
 
 def timed_rounds(req):
     events = S.device.startswith("cuda")
+    cpu = bool(req.ProcessCpu()) and not events
     ref_s, cand_s, ref_e, cand_e, changed = [], [], [], [], []
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
@@ -364,7 +372,7 @@ def timed_rounds(req):
         for who, model, inputs in order:
             before = snapshot_state()
             try:
-                out, wall, ev = timed_call(model, inputs, events)
+                out, wall, ev = timed_call(model, inputs, events, cpu)
             except SystemExit:
                 raise
             except BaseException:
@@ -384,6 +392,8 @@ def timed_rounds(req):
     r = {"ref_s": ref_s, "cand_s": cand_s, "changed": changed}
     if events:
         r["ref_e"], r["cand_e"] = ref_e, cand_e
+    if cpu:
+        r["ref_c"], r["cand_c"] = ref_e, cand_e
     return r
 
 
@@ -440,7 +450,7 @@ def encode_reply(seq, ok, kind=0, error="", task_fault=False, r=None):
         for o in reversed(offs):
             b.PrependUOffsetTRelative(o)
         trials = b.EndVector()
-    vecs = {k: _doubles(b, r[k]) for k in ("ref_s", "cand_s", "ref_e", "cand_e") if k in r}
+    vecs = {k: _doubles(b, r[k]) for k in ("ref_s", "cand_s", "ref_e", "cand_e", "ref_c", "cand_c") if k in r}
     changed = _strings(b, r["changed"]) if "changed" in r else None
     info = _strings(b, r["info"]) if "info" in r else None
     Reply.Start(b)
@@ -456,6 +466,9 @@ def encode_reply(seq, ok, kind=0, error="", task_fault=False, r=None):
     if "ref_e" in vecs:
         Reply.AddRefEventSeconds(b, vecs["ref_e"])
         Reply.AddCandEventSeconds(b, vecs["cand_e"])
+    if "ref_c" in vecs:
+        Reply.AddRefCpuSeconds(b, vecs["ref_c"])
+        Reply.AddCandCpuSeconds(b, vecs["cand_c"])
     if changed is not None:
         Reply.AddStateChanged(b, changed)
     if info is not None:

@@ -5,12 +5,13 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """The formula in float64: correct, slower."""
+    """Evaluates the formula twice and averages: correct, slower."""
 
     def __init__(self):
         super().__init__()
 
+    def gelu(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
     def forward(self, x):
-        xd = x.double()
-        y = 0.5 * xd * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (xd + 0.044715 * torch.pow(xd, 3.0))))
-        return y.float()
+        return (self.gelu(x) + self.gelu(x)) * 0.5

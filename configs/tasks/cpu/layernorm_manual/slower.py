@@ -3,7 +3,7 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """Two-pass statistics in float64: correct, slower."""
+    """Normalises twice and averages: correct, slower."""
 
     def __init__(self, features, eps):
         super().__init__()
@@ -11,9 +11,10 @@ class ModelNew(nn.Module):
         self.bias = nn.Parameter(torch.randn(features))
         self.eps = eps
 
+    def norm(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+
     def forward(self, x):
-        xd = x.double()
-        mean = xd.mean(dim=-1, keepdim=True)
-        var = ((xd - mean) ** 2).mean(dim=-1, keepdim=True)
-        y = (xd - mean) / torch.sqrt(var + self.eps)
-        return (y * self.weight.double() + self.bias.double()).float()
+        return (self.norm(x) + self.norm(x)) * 0.5

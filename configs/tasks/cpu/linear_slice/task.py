@@ -20,7 +20,7 @@ keep = 64
 
 
 def get_inputs():
-    return [torch.randn(256, in_features)]
+    return [torch.randn(32, in_features)]
 
 
 def get_init_inputs():

@@ -3,10 +3,12 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """Element by element over rows: correct, much slower."""
+    """Computes the result twice and averages: correct, slower."""
 
     def __init__(self):
         super().__init__()
 
     def forward(self, x):
-        return torch.stack([torch.relu(row) * 2.0 * 3.0 + 1.0 for row in x])
+        a = torch.relu(x) * 2.0 * 3.0 + 1.0
+        b = torch.relu(x) * 2.0 * 3.0 + 1.0
+        return (a + b) * 0.5

@@ -3,14 +3,15 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """In float64 with an extra normalisation pass: correct, slower."""
+    """Normalises twice (the second pass changes nothing): correct, slower."""
 
     def __init__(self):
         super().__init__()
 
     def forward(self, x):
-        x = x.double()
-        e = torch.exp(x - x.max(dim=1, keepdim=True).values)
+        shifted = x - x.max(dim=1, keepdim=True).values
+        e = torch.exp(shifted)
         p = e / e.sum(dim=1, keepdim=True)
-        p = p / p.sum(dim=1, keepdim=True)
-        return p.float()
+        shifted = p.log() - p.log().max(dim=1, keepdim=True).values
+        e = torch.exp(shifted)
+        return e / e.sum(dim=1, keepdim=True)

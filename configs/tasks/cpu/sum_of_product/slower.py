@@ -3,13 +3,12 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """Row by row products: correct, slower."""
+    """Sums the product and its transpose's transpose: twice the work, correct."""
 
     def __init__(self):
         super().__init__()
 
     def forward(self, A, B):
-        total = torch.zeros((), dtype=A.dtype)
-        for row in A:
-            total = total + (row @ B).sum()
-        return total
+        first = (A @ B).sum()
+        second = (B.t() @ A.t()).sum()
+        return (first + second) * 0.5
