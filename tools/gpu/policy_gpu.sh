@@ -61,9 +61,11 @@ echo "=== 1. golden data (tests/data/policy)"
 "$py" tools/gpu/make_policy_golden.py --out tests/data/policy
 
 echo "=== 2. policy tests"
-build-gpu/bin/policy_io_test
-build-gpu/bin/policy_golden_test
-build-gpu/bin/policy_model_test
+# A failing test is reported and the later steps still run (one call of a
+# lent machine should bring back every figure it can).
+for t in policy_io_test policy_golden_test policy_model_test; do
+  build-gpu/bin/$t || echo "FAILED: $t"
+done
 
 echo "=== 3. round trip: crucible saves, transformers loads"
 rm -rf "$work/roundtrip"
