@@ -85,6 +85,11 @@ std::string compile_cache_options::host_arch() {
   return std::string("cpu-") + u.machine;
 }
 
+std::string compile_cache_options::default_cuda_arch_list() {
+  const char* e = std::getenv("TORCH_CUDA_ARCH_LIST");
+  return e && *e ? e : "9.0";
+}
+
 compile_cache::compile_cache(compile_cache_options options)
     : options_(std::move(options)), pool_(static_cast<std::ptrdiff_t>(std::max(1u, std::min(64u, options_.parallelism)))) {}
 
@@ -114,7 +119,8 @@ std::string compile_cache::toolchain() {
 }
 
 std::string compile_cache::key(std::string_view source) {
-  return sha256_hex(fmt::format("{}\n--toolchain--\n{}\n--arch--\n{}", source, toolchain(), options_.arch));
+  return sha256_hex(fmt::format("{}\n--toolchain--\n{}\n--arch--\n{}\n{}", source, toolchain(), options_.arch,
+                                options_.cuda_arch_list));
 }
 
 result<compile_outcome> compile_cache::prepare(const std::string& source, const worker_environment& env,
@@ -155,6 +161,7 @@ result<compile_outcome> compile_cache::prepare(const std::string& source, const 
   how.writable = {entry};
   how.limits = options_.limits;
   how.cuda_visible_devices = "";
+  how.extra_env = {"TORCH_CUDA_ARCH_LIST=" + options_.cuda_arch_list, "MAX_JOBS=2"};
   auto session = worker_session::start(how);
   if (!session) return session.error();
   const auto deadline = clock_type::now() + std::chrono::milliseconds(static_cast<long long>(options_.timeout_s * 1000));

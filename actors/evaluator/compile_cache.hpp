@@ -36,10 +36,15 @@ struct compile_cache_options {
   sandbox_limits limits = compile_limits();
   // Target architecture in the key: "cpu-<machine>" or "sm_<cc>". Default: the host CPU.
   std::string arch = host_arch();
+  // TORCH_CUDA_ARCH_LIST for CUDA sources (the compile process sees no GPU,
+  // so torch cannot ask one). Part of the key. Default: $TORCH_CUDA_ARCH_LIST,
+  // else "9.0" (H200).
+  std::string cuda_arch_list = default_cuda_arch_list();
 
   static std::filesystem::path default_root();
   static sandbox_limits compile_limits();
   static std::string host_arch();
+  static std::string default_cuda_arch_list();
 };
 
 // What prepare() found or did.

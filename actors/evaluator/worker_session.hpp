@@ -66,6 +66,7 @@ struct worker_start {
   sandbox_limits limits;
   std::string cuda_visible_devices;              // "" hides every GPU
   std::uint32_t threads = 1;
+  std::vector<std::string> extra_env;            // "KEY=value", after the defaults
 };
 
 class worker_session {

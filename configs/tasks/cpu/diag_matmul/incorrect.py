@@ -3,10 +3,10 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """Bug: scales columns instead of rows (broadcast along the wrong axis)."""
+    """Bug: scales rows by |A| instead of A."""
 
     def __init__(self):
         super().__init__()
 
     def forward(self, A, B):
-        return B * A[: B.shape[1]].unsqueeze(0)
+        return A.abs().unsqueeze(1) * B

@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 
 N = 32
-M = 8192
+M = 2048
 
 
 def get_inputs():

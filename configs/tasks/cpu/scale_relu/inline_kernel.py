@@ -6,16 +6,8 @@ cpp_source = r"""
 #include <torch/extension.h>
 
 torch::Tensor scale_relu(torch::Tensor x) {
-  auto xc = x.contiguous();
-  auto out = torch::empty_like(xc);
-  const float* in = xc.data_ptr<float>();
-  float* o = out.data_ptr<float>();
-  const int64_t n = xc.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = in[i] > 0.f ? in[i] : 0.f;
-    o[i] = v * 6.f + 1.f;
-  }
-  return out;
+  // One buffer: relu into a new tensor, then scale and shift in place.
+  return torch::relu(x).mul_(6.0).add_(1.0);
 }
 """
 
@@ -29,7 +21,7 @@ module = load_inline(
 
 
 class ModelNew(nn.Module):
-    """One fused C++ loop through load_inline."""
+    """The fused form in C++ through load_inline."""
 
     def __init__(self):
         super().__init__()

@@ -3,10 +3,10 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """Bug: sums the elementwise product instead of the matrix product."""
+    """Bug: an off-by-one drops the last row of the product."""
 
     def __init__(self):
         super().__init__()
 
     def forward(self, A, B):
-        return (A * B).sum()
+        return (A[:-1] @ B).sum()

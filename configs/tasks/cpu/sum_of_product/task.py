@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(256, 256), torch.randn(256, 256)]
+    return [torch.randn(16, 512), torch.randn(512, 512)]
 
 
 def get_init_inputs():
