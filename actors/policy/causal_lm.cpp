@@ -28,6 +28,11 @@ struct decoder_layer {
   torch::Tensor input_norm, post_norm;
   torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
   torch::Tensor gate_w, gate_b, up_w, up_b, down_w, down_b;
+  // On CUDA the q/k/v projections share one weight (and bias) tensor, and so
+  // do gate/up: q_w, k_w, v_w are row blocks of qkv_w (aliases, not views to
+  // autograd), so decode_step runs one matmul where there were three.
+  // Undefined on CPU.
+  torch::Tensor qkv_w, qkv_b, gate_up_w, gate_up_b;
 };
 
 namespace {
@@ -35,10 +40,10 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Registers a parameter called `dotted` ("model.layers.0.mlp.up_proj.weight")
-// under `root`, creating the intermediate nodes.
-torch::Tensor add_parameter(torch::nn::Module& root, const std::string& dotted, torch::IntArrayRef shape,
-                            const torch::TensorOptions& options) {
+// Registers `value` as the parameter called `dotted`
+// ("model.layers.0.mlp.up_proj.weight") under `root`, creating the
+// intermediate nodes.
+torch::Tensor add_parameter(torch::nn::Module& root, const std::string& dotted, torch::Tensor value) {
   torch::nn::Module* node = &root;
   std::size_t start = 0;
   for (std::size_t dot = dotted.find('.'); dot != std::string::npos; dot = dotted.find('.', start)) {
@@ -51,7 +56,32 @@ torch::Tensor add_parameter(torch::nn::Module& root, const std::string& dotted, 
     }
     start = dot + 1;
   }
-  return node->register_parameter(dotted.substr(start), torch::empty(shape, options));
+  return node->register_parameter(dotted.substr(start), std::move(value));
+}
+
+torch::Tensor add_parameter(torch::nn::Module& root, const std::string& dotted, torch::IntArrayRef shape,
+                            const torch::TensorOptions& options) {
+  return add_parameter(root, dotted, torch::empty(shape, options));
+}
+
+// Row blocks of one new tensor of `rows` [sum(rows), cols...]: the blocks
+// alias it but are independent leaves to autograd (detach), so that they can
+// be registered as parameters.
+std::pair<torch::Tensor, std::vector<torch::Tensor>> fused_rows(const std::vector<std::int64_t>& rows,
+                                                                torch::IntArrayRef tail,
+                                                                const torch::TensorOptions& options) {
+  std::int64_t total = 0;
+  for (auto r : rows) total += r;
+  std::vector<std::int64_t> shape{total};
+  shape.insert(shape.end(), tail.begin(), tail.end());
+  auto whole = torch::empty(shape, options);
+  std::vector<torch::Tensor> blocks;
+  std::int64_t start = 0;
+  for (auto r : rows) {
+    blocks.push_back(whole.narrow(0, start, r).detach());
+    start += r;
+  }
+  return {whole, blocks};
 }
 
 std::string shape_text(torch::IntArrayRef shape) {
@@ -103,15 +133,31 @@ causal_lm::causal_lm(model_config config, const model_placement& placement)
   const auto& c = config_;
   const std::int64_t q_out = c.num_attention_heads * c.head_dim, kv_out = c.num_key_value_heads * c.head_dim;
   embed_tokens_ = add_parameter(*this, "model.embed_tokens.weight", {c.vocab_size, c.hidden_size}, opts);
+  const bool fuse = device_.is_cuda();
   for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     auto layer = std::make_shared<decoder_layer>();
     auto add = [&](const std::string& name, torch::IntArrayRef shape) { return add_parameter(*this, p + name, shape, opts); };
+    auto add_t = [&](const std::string& name, torch::Tensor t) { return add_parameter(*this, p + name, std::move(t)); };
     layer->input_norm = add("input_layernorm.weight", {c.hidden_size});
-    layer->q_w = add("self_attn.q_proj.weight", {q_out, c.hidden_size});
-    layer->k_w = add("self_attn.k_proj.weight", {kv_out, c.hidden_size});
-    layer->v_w = add("self_attn.v_proj.weight", {kv_out, c.hidden_size});
-    if (c.attention_bias) {
+    if (fuse) {
+      auto [w, blocks] = fused_rows({q_out, kv_out, kv_out}, {c.hidden_size}, opts);
+      layer->qkv_w = w;
+      layer->q_w = add_t("self_attn.q_proj.weight", blocks[0]);
+      layer->k_w = add_t("self_attn.k_proj.weight", blocks[1]);
+      layer->v_w = add_t("self_attn.v_proj.weight", blocks[2]);
+    } else {
+      layer->q_w = add("self_attn.q_proj.weight", {q_out, c.hidden_size});
+      layer->k_w = add("self_attn.k_proj.weight", {kv_out, c.hidden_size});
+      layer->v_w = add("self_attn.v_proj.weight", {kv_out, c.hidden_size});
+    }
+    if (c.attention_bias && fuse) {
+      auto [b, blocks] = fused_rows({q_out, kv_out, kv_out}, {}, opts);
+      layer->qkv_b = b;
+      layer->q_b = add_t("self_attn.q_proj.bias", blocks[0]);
+      layer->k_b = add_t("self_attn.k_proj.bias", blocks[1]);
+      layer->v_b = add_t("self_attn.v_proj.bias", blocks[2]);
+    } else if (c.attention_bias) {
       layer->q_b = add("self_attn.q_proj.bias", {q_out});
       layer->k_b = add("self_attn.k_proj.bias", {kv_out});
       layer->v_b = add("self_attn.v_proj.bias", {kv_out});
@@ -119,10 +165,23 @@ causal_lm::causal_lm(model_config config, const model_placement& placement)
     layer->o_w = add("self_attn.o_proj.weight", {c.hidden_size, q_out});
     if (c.o_proj_bias) layer->o_b = add("self_attn.o_proj.bias", {c.hidden_size});
     layer->post_norm = add("post_attention_layernorm.weight", {c.hidden_size});
-    layer->gate_w = add("mlp.gate_proj.weight", {c.intermediate_size, c.hidden_size});
-    layer->up_w = add("mlp.up_proj.weight", {c.intermediate_size, c.hidden_size});
+    if (fuse) {
+      auto [w, blocks] = fused_rows({c.intermediate_size, c.intermediate_size}, {c.hidden_size}, opts);
+      layer->gate_up_w = w;
+      layer->gate_w = add_t("mlp.gate_proj.weight", blocks[0]);
+      layer->up_w = add_t("mlp.up_proj.weight", blocks[1]);
+    } else {
+      layer->gate_w = add("mlp.gate_proj.weight", {c.intermediate_size, c.hidden_size});
+      layer->up_w = add("mlp.up_proj.weight", {c.intermediate_size, c.hidden_size});
+    }
     layer->down_w = add("mlp.down_proj.weight", {c.hidden_size, c.intermediate_size});
-    if (c.mlp_bias) {
+    if (c.mlp_bias && fuse) {
+      auto [b, blocks] = fused_rows({c.intermediate_size, c.intermediate_size}, {}, opts);
+      layer->gate_up_b = b;
+      layer->gate_b = add_t("mlp.gate_proj.bias", blocks[0]);
+      layer->up_b = add_t("mlp.up_proj.bias", blocks[1]);
+      layer->down_b = add("mlp.down_proj.bias", {c.hidden_size});
+    } else if (c.mlp_bias) {
       layer->gate_b = add("mlp.gate_proj.bias", {c.intermediate_size});
       layer->up_b = add("mlp.up_proj.bias", {c.intermediate_size});
       layer->down_b = add("mlp.down_proj.bias", {c.hidden_size});
@@ -228,6 +287,64 @@ torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x,
   }
   out = out.transpose(1, 2).reshape({batch, tokens, heads * d});
   return linear(out, layer.o_w, layer.o_b);
+}
+
+torch::Tensor causal_lm::decode_step(const torch::Tensor& ids, const torch::Tensor& positions, const torch::Tensor& slot,
+                                     const torch::Tensor& key_mask, kv_cache& cache) {
+  const auto& c = config_;
+  const std::int64_t batch = ids.size(0), capacity = cache.capacity, d = c.head_dim;
+  const std::int64_t heads = c.num_attention_heads, kv_heads = c.num_key_value_heads, group = heads / kv_heads;
+  const std::int64_t q_out = heads * d, kv_out = kv_heads * d;
+  CRUCIBLE_CHECK(ids.dim() == 2 && ids.size(1) == 1, "decode_step feeds one token per row");
+  CRUCIBLE_CHECK(key_mask.size(0) == batch && key_mask.size(1) == capacity, "key_mask must be [batch, capacity]");
+
+  auto x = torch::embedding(embed_tokens_, ids);  // [batch, 1, hidden]
+  // RoPE tables [batch, 1, 1, head_dim], broadcast over the heads.
+  auto freqs = positions.to(torch::kFloat32).unsqueeze(-1) * inv_freq_;
+  auto emb = torch::cat({freqs, freqs}, -1);
+  auto cos = emb.cos().to(dtype_).unsqueeze(2), sin = emb.sin().to(dtype_).unsqueeze(2);
+  // Additive mask [batch, 1, 1, capacity]: 0 for real slots up to this one, -inf elsewhere.
+  auto slots = torch::arange(capacity, positions.options());
+  auto allowed = key_mask & slots.le(slot).unsqueeze(0);
+  auto bias = torch::zeros({batch, capacity}, positions.options().dtype(torch::kFloat32))
+                  .masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity())
+                  .view({batch, 1, 1, capacity});
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    auto& layer = *layers_[i];
+    auto h = rms_norm(x, layer.input_norm, c.rms_norm_eps);
+    auto qkv = layer.qkv_w.defined() ? linear(h, layer.qkv_w, layer.qkv_b)
+                                     : torch::cat({linear(h, layer.q_w, layer.q_b), linear(h, layer.k_w, layer.k_b),
+                                                   linear(h, layer.v_w, layer.v_b)},
+                                                  -1);  // [batch, 1, q_out + 2 kv_out]
+    // Queries and keys rotated together: [batch, 1, heads + kv_heads, d].
+    auto qk = qkv.narrow(-1, 0, q_out + kv_out).reshape({batch, 1, heads + kv_heads, d});
+    qk = qk * cos + rotate_half(qk) * sin;
+    auto q = qk.narrow(2, 0, heads);
+    auto k = qk.narrow(2, heads, kv_heads).transpose(1, 2);  // [batch, kv_heads, 1, d]
+    auto v = qkv.narrow(-1, q_out + kv_out, kv_out).reshape({batch, 1, kv_heads, d}).transpose(1, 2);
+    cache.keys[i].index_copy_(2, slot, k);
+    cache.values[i].index_copy_(2, slot, v);
+    // Queries grouped per key/value head: [batch, kv_heads, group, d].
+    auto qg = q.reshape({batch, kv_heads, group, d});
+    auto scores = torch::matmul(qg, cache.keys[i].transpose(-2, -1)).mul(scale).to(torch::kFloat32) + bias;
+    auto probs = scores.softmax(-1).to(dtype_);
+    auto out = torch::matmul(probs, cache.values[i]).reshape({batch, 1, heads * d});
+    x = x + linear(out, layer.o_w, layer.o_b);
+    h = rms_norm(x, layer.post_norm, c.rms_norm_eps);
+    torch::Tensor gate, up;
+    if (layer.gate_up_w.defined()) {
+      auto gu = linear(h, layer.gate_up_w, layer.gate_up_b);
+      gate = gu.narrow(-1, 0, c.intermediate_size);
+      up = gu.narrow(-1, c.intermediate_size, c.intermediate_size);
+    } else {
+      gate = linear(h, layer.gate_w, layer.gate_b);
+      up = linear(h, layer.up_w, layer.up_b);
+    }
+    x = x + linear(torch::silu(gate) * up, layer.down_w, layer.down_b);
+  }
+  return logits(rms_norm(x, final_norm_, c.rms_norm_eps).select(1, 0));
 }
 
 torch::Tensor causal_lm::logits(const torch::Tensor& hidden) const {

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +35,10 @@ struct kv_cache {
   std::int64_t length = 0;
   std::int64_t capacity = 0;
 };
+
+// Static buffers (and, on CUDA with LibTorch 2, the captured graph) of
+// causal_lm::decode_step for one batch size and capacity; decode_runner.hpp.
+struct decode_runner;
 
 // One decoder layer's parameters. Submodule names follow Hugging Face
 // ("self_attn.q_proj.weight", "mlp.gate_proj.weight", "input_layernorm.weight").
@@ -65,6 +71,28 @@ class causal_lm : public torch::nn::Module {
   // An empty cache for `batch` rows and `capacity` positions on this model's device.
   kv_cache make_cache(std::int64_t batch, std::int64_t capacity) const;
 
+  // One decoding step whose tensor shapes never change from step to step, so
+  // that a CUDA graph can capture it (decode_runner.hpp): every row feeds one
+  // token, attention reads the cache at its full capacity, and the new keys and
+  // values go to cache slot `slot` of every row.
+  //  ids       [batch, 1] int64 on this model's device
+  //  positions [batch, 1] int64 (RoPE positions)
+  //  slot      [1] int64: the cache slot of this token
+  //  key_mask  [batch, capacity] bool: slots that hold real tokens (padding
+  //            false; slots not yet written may be anything: only slots
+  //            <= slot are attended)
+  // Returns the next-token logits [batch, vocab] in fp32. cache.length is
+  // left alone; the caller tracks it. Same network as hidden_states + logits.
+  torch::Tensor decode_step(const torch::Tensor& ids, const torch::Tensor& positions, const torch::Tensor& slot,
+                            const torch::Tensor& key_mask, kv_cache& cache);
+
+  // Decode runners kept between generate() calls, one per batch size and
+  // capacity, at most a few (the least recently used is dropped). take_runner
+  // hands one out for the caller's exclusive use (a new one when none is
+  // idle); return_runner puts it back. Thread-safe.
+  std::shared_ptr<decode_runner> take_runner(std::int64_t batch, std::int64_t capacity);
+  void return_runner(std::shared_ptr<decode_runner> runner);
+
   const model_config& config() const { return config_; }
   torch::Device device() const { return device_; }
   torch::ScalarType compute_dtype() const { return dtype_; }
@@ -86,6 +114,8 @@ class causal_lm : public torch::nn::Module {
   std::vector<std::shared_ptr<decoder_layer>> layers_;
   torch::Tensor final_norm_;
   torch::Tensor lm_head_;  // == embed_tokens_ when tied
+  std::mutex runners_mutex_;
+  std::vector<std::shared_ptr<decode_runner>> idle_runners_;  // guarded by runners_mutex_; most recent last
 };
 
 // RoPE positions of left- or right-padded rows: the count of real tokens

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "actors/policy/causal_lm.hpp"
+#include "actors/policy/decode_runner.hpp"
 #include "actors/policy/policy.hpp"
 
 namespace crucible::policy {
@@ -23,8 +24,9 @@ std::string check_options(const generation_options& o) {
 
 // Chooses one token per row of `logits` [batch, vocab] (fp32) and returns
 // (tokens [batch] int64, log-probs [batch] fp32) on the logits' device.
+// `uniform` [batch] fp32 on the logits' device: one draw per row (sampling only).
 std::pair<torch::Tensor, torch::Tensor> choose(const torch::Tensor& logits, const sampling_options& s,
-                                               std::vector<at::Generator>& generators) {
+                                               const torch::Tensor& uniform) {
   if (s.greedy) {
     auto tokens = logits.argmax(-1);
     auto lp = torch::log_softmax(logits, -1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1);
@@ -48,21 +50,32 @@ std::pair<torch::Tensor, torch::Tensor> choose(const torch::Tensor& logits, cons
     auto before = probs.cumsum(-1) - probs;
     probs = probs.masked_fill(before >= s.top_p, 0.0);
   }
-  // Inverse-CDF draw with one uniform per row from the row's CPU generator.
-  std::vector<float> uniform(generators.size());
-  for (std::size_t i = 0; i < generators.size(); ++i) {
-    auto* gen = generators[i].get<at::CPUGeneratorImpl>();
-    std::lock_guard<std::mutex> lock(generators[i].mutex());
-    uniform[i] = static_cast<float>(static_cast<double>(gen->random64() >> 11) * 0x1.0p-53);
-  }
-  auto u = torch::from_blob(uniform.data(), {static_cast<std::int64_t>(uniform.size())}, torch::kFloat32)
-               .to(logits.device());
+  // Inverse-CDF draw with the row's uniform.
+  const auto& u = uniform;
   auto cdf = probs.cumsum(-1);
   auto target = (u * cdf.select(-1, cdf.size(-1) - 1)).unsqueeze(-1);
   auto index = (cdf < target).sum(-1, /*keepdim=*/true).clamp_max(cdf.size(-1) - 1);
   auto tokens = order.defined() ? order.gather(-1, index) : index;
   auto lp = logp.gather(-1, tokens).squeeze(-1);
   return {tokens.squeeze(-1), lp};
+}
+
+// Every row's uniforms for `steps` steps, [steps, batch] fp32 on `device`:
+// row i draws from its own torch CPU generator seeded with seed + i, one
+// draw per step, so drawing them all up front gives the same sequence as
+// drawing one per step (and no host-to-device copy per step).
+torch::Tensor draw_uniforms(std::uint64_t seed, std::int64_t batch, std::int64_t steps, const torch::Device& device) {
+  auto u = torch::empty({steps, batch}, torch::kFloat32);
+  auto a = u.accessor<float, 2>();
+  for (std::int64_t b = 0; b < batch; ++b) {
+    auto gen = at::detail::createCPUGenerator(seed + static_cast<std::uint64_t>(b));
+    auto* impl = gen.get<at::CPUGeneratorImpl>();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    for (std::int64_t t = 0; t < steps; ++t) {
+      a[t][b] = static_cast<float>(static_cast<double>(impl->random64() >> 11) * 0x1.0p-53);
+    }
+  }
+  return u.to(device);
 }
 
 // Per-row bookkeeping on the host.
@@ -137,58 +150,99 @@ result<std::vector<generation>> generate(causal_lm& model, const tokenizer& tok,
     }
     key_mask = key_mask.to(device);
     lengths = lengths.to(device);
-    std::vector<at::Generator> generators;
-    for (std::int64_t b = 0; b < batch; ++b) {
-      generators.push_back(at::detail::createCPUGenerator(options.sampling.seed + static_cast<std::uint64_t>(b)));
-    }
+    const bool sampling = !options.sampling.greedy;
+    auto uniforms = sampling ? draw_uniforms(options.sampling.seed, batch, new_tokens, device) : torch::Tensor();
 
-    kv_cache cache = model.make_cache(batch, capacity);
+    // On CUDA with graphs: a runner with a preallocated cache and the decode
+    // step captured as a graph; otherwise the cached forward, step by step.
+    const bool graphs = device.is_cuda() && options.cuda_graphs && cuda_graphs_available();
+    std::shared_ptr<decode_runner> runner;
+    struct runner_return {
+      causal_lm& model;
+      std::shared_ptr<decode_runner>& runner;
+      ~runner_return() {
+        if (runner) model.return_runner(std::move(runner));
+      }
+    } give_back{model, runner};
+    kv_cache own_cache;
+    kv_cache* cache = &own_cache;
+    if (graphs) {
+      runner = model.take_runner(batch, runner_capacity(capacity));
+      runner->start(key_mask.narrow(1, 0, longest));
+      cache = &runner->cache;
+    } else {
+      own_cache = model.make_cache(batch, capacity);
+    }
     auto positions = positions_from_mask(key_mask.narrow(1, 0, longest));
-    auto hidden = model.hidden_states(ids.to(device), positions, key_mask.narrow(1, 0, longest), &cache);
+    auto hidden = model.hidden_states(ids.to(device), positions, key_mask.narrow(1, 0, longest), cache);
     auto logits = model.logits(hidden.select(1, longest - 1));
+
+    // Chosen tokens wait on the device and reach the host every `flush_every`
+    // steps (one synchronisation instead of one per step on CUDA). Rows keep
+    // decoding after they finish, so checking late changes no result: it only
+    // costs the steps after the last row finished.
+    const std::size_t flush_every = device.is_cuda() ? 16 : 1;
+    std::vector<torch::Tensor> pending_tokens, pending_logprobs;
     std::size_t active = rows.size();
-    for (std::int64_t step = 0; step < new_tokens; ++step) {
-      auto [tokens, logprobs] = choose(logits, options.sampling, generators);
-      auto host_tokens = tokens.to(torch::kCPU);
-      auto host_logprobs = logprobs.to(torch::kCPU);
-      auto* t = host_tokens.data_ptr<std::int64_t>();
-      auto* lp = host_logprobs.data_ptr<float>();
-      for (std::size_t b = 0; b < rows.size(); ++b) {
-        auto& r = rows[b];
-        if (r.done) continue;
-        const auto token = static_cast<std::int32_t>(t[b]);
-        r.out.ids.push_back(token);
-        r.out.logprobs.push_back(lp[b]);
-        if (eos.count(token)) {
-          r.done = true;
-          r.out.finish = finish_reason::eos;
-        } else if (longest_stop > 0) {
-          // Each token decodes to at least one byte, so the last longest_stop
-          // tokens hold any stop string completed by this one.
-          const std::size_t window = std::min(r.out.ids.size(), longest_stop);
-          const std::string tail =
-              tok.decode(std::span<const std::int32_t>(r.out.ids).last(window), {.skip_special_tokens = false});
-          for (const auto& s : options.stop_strings) {
-            if (!s.empty() && tail.find(s) != std::string::npos) {
-              r.done = true;
-              r.out.finish = finish_reason::stop_string;
-              break;
+    auto flush = [&] {
+      auto host_tokens = torch::stack(pending_tokens).to(torch::kCPU);
+      auto host_logprobs = torch::stack(pending_logprobs).to(torch::kCPU);
+      pending_tokens.clear();
+      pending_logprobs.clear();
+      for (std::int64_t k = 0; k < host_tokens.size(0); ++k) {
+        const auto* t = host_tokens[k].data_ptr<std::int64_t>();
+        const auto* lp = host_logprobs[k].data_ptr<float>();
+        for (std::size_t b = 0; b < rows.size(); ++b) {
+          auto& r = rows[b];
+          if (r.done) continue;
+          const auto token = static_cast<std::int32_t>(t[b]);
+          r.out.ids.push_back(token);
+          r.out.logprobs.push_back(lp[b]);
+          if (eos.count(token)) {
+            r.done = true;
+            r.out.finish = finish_reason::eos;
+          } else if (longest_stop > 0) {
+            // Each token decodes to at least one byte, so the last longest_stop
+            // tokens hold any stop string completed by this one.
+            const std::size_t window = std::min(r.out.ids.size(), longest_stop);
+            const std::string tail =
+                tok.decode(std::span<const std::int32_t>(r.out.ids).last(window), {.skip_special_tokens = false});
+            for (const auto& stop : options.stop_strings) {
+              if (!stop.empty() && tail.find(stop) != std::string::npos) {
+                r.done = true;
+                r.out.finish = finish_reason::stop_string;
+                break;
+              }
             }
           }
+          if (!r.done && static_cast<std::int64_t>(r.out.ids.size()) == new_tokens) {
+            r.done = true;
+            r.out.finish = finish_reason::length;
+          }
+          if (r.done) --active;
         }
-        if (!r.done && static_cast<std::int64_t>(r.out.ids.size()) == new_tokens) {
-          r.done = true;
-          r.out.finish = finish_reason::length;
-        }
-        if (r.done) --active;
       }
-      if (active == 0 || step + 1 == new_tokens) break;
+    };
+    for (std::int64_t step = 0; step < new_tokens; ++step) {
+      auto [tokens, logprobs] =
+          choose(logits, options.sampling, sampling ? uniforms[step] : torch::Tensor());
+      pending_tokens.push_back(tokens);
+      pending_logprobs.push_back(logprobs);
+      if (pending_tokens.size() >= flush_every || step + 1 == new_tokens) {
+        flush();
+        if (active == 0) break;
+      }
+      if (step + 1 == new_tokens) break;
       // Finished rows keep decoding (their tokens are ignored) so that the
       // batch keeps its shape and the cache its layout.
-      auto step_positions = (lengths + step).unsqueeze(1);
-      hidden = model.hidden_states(tokens.unsqueeze(1), step_positions, key_mask.narrow(1, 0, longest + step + 1),
-                                   &cache);
-      logits = model.logits(hidden.select(1, 0));
+      auto step_positions = lengths + step;
+      if (runner) {
+        logits = runner->step(tokens, step_positions, longest + step);
+      } else {
+        hidden = model.hidden_states(tokens.unsqueeze(1), step_positions.unsqueeze(1),
+                                     key_mask.narrow(1, 0, longest + step + 1), cache);
+        logits = model.logits(hidden.select(1, 0));
+      }
     }
   } catch (const c10::Error& e) {
     return make_error(errc::internal, std::string("generate: LibTorch: ") + e.what_without_backtrace());

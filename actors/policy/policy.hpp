@@ -62,6 +62,10 @@ struct generation_options {
   // A row stops after generating one of these ids. Default (nullopt): the
   // config's eos_token_id list; an empty list never stops on a token.
   std::optional<std::vector<std::int32_t>> eos_token_ids;
+  // CUDA only, with LibTorch 2 or newer: decode with a CUDA graph per batch
+  // size (captured at the first step, replayed after). false runs every step
+  // eagerly. Ignored on CPU. Default true.
+  bool cuda_graphs = true;
 };
 
 enum class finish_reason { eos, stop_string, length };

@@ -34,6 +34,7 @@ struct bench_request {
   std::string model_dir, device = "cuda";
   std::int64_t prompt_tokens = 512, new_tokens = 512;
   std::vector<std::int64_t> batches{1, 8, 64};
+  bool cuda_graphs = true;
 };
 
 int run_bench(const bench_request& r) {
@@ -47,6 +48,7 @@ int run_bench(const bench_request& r) {
   generation_options o;
   o.sampling.greedy = true;
   o.eos_token_ids = std::vector<std::int32_t>{};  // always the full length, as the transformers side
+  o.cuda_graphs = r.cuda_graphs;
   auto timed = [&](const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t n) {
     o.max_new_tokens = n;
     auto t0 = std::chrono::steady_clock::now();
@@ -66,7 +68,7 @@ int run_bench(const bench_request& r) {
     timed(prompts, 4);  // warm-up
     const double first = timed(prompts, 1);  // prefill and one token
     const double full = timed(prompts, r.new_tokens);
-    nlohmann::json j = {{"impl", "crucible"},
+    nlohmann::json j = {{"impl", r.cuda_graphs ? "crucible" : "crucible-eager"},
                         {"device", r.device},
                         {"batch", batch},
                         {"prompt_tokens", r.prompt_tokens},
@@ -119,6 +121,8 @@ int main(int argc, char** argv) {
   b->add_option("--prompt-tokens", bench->prompt_tokens)->capture_default_str();
   b->add_option("--new-tokens", bench->new_tokens)->capture_default_str();
   b->add_option("--batch", bench->batches, "Batch sizes")->delimiter(',');
+  b->add_option("--cuda-graphs", bench->cuda_graphs, "Decode with CUDA graphs where available (true/false)")
+      ->capture_default_str();
   b->callback([bench] {
     if (int code = run_bench(*bench); code != 0) throw CLI::RuntimeError(code);
   });

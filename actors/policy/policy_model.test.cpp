@@ -6,11 +6,14 @@
 // bf16 -> fp32 is exact, so the same tolerance applies.
 #include <doctest/doctest.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "actors/policy/causal_lm.hpp"
 #include "actors/policy/checkpoint_weights.hpp"
+#include "actors/policy/decode_runner.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/policy/test_support.hpp"
 
@@ -55,6 +58,22 @@ generation_options golden_greedy() {
   o.sampling.greedy = true;
   o.eos_token_ids = std::vector<std::int32_t>{};
   return o;
+}
+
+// Norm weights 1 + 0.3 N(0, 1) and biases 0.5 N(0, 1), drawn from a CPU
+// generator of its own (not the global one, which LibTorch 2 also uses to
+// seed every CUDA device).
+void randomise_norms_and_biases(causal_lm& model, std::uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  auto gen = at::detail::createCPUGenerator(seed);
+  for (const auto& item : model.named_parameters()) {
+    const std::string& name = item.key();
+    torch::Tensor t = item.value();
+    const bool norm = name.ends_with("norm.weight"), bias = name.ends_with(".bias");
+    if (!norm && !bias) continue;
+    auto noise = torch::randn(t.sizes(), gen, torch::TensorOptions().dtype(torch::kFloat32));
+    t.copy_(norm ? 1.0 + 0.3 * noise : 0.5 * noise);
+  }
 }
 
 void check_greedy(const generation& got, const json& want) {
@@ -156,18 +175,7 @@ TEST_CASE("with every parameter random, biases and norms too, cached batched gen
   if (!have_golden(name)) return;
   const json golden = golden_of(name);
   policy p = load_cpu(golden_dir(name));
-  {
-    torch::NoGradGuard no_grad;
-    torch::manual_seed(11);
-    for (auto& item : p.model()->named_parameters()) {
-      auto& t = item.value();
-      if (item.key().ends_with("norm.weight")) {
-        t.copy_(1.0 + 0.3 * torch::randn_like(t));
-      } else if (item.key().ends_with(".bias")) {
-        t.copy_(0.5 * torch::randn_like(t));
-      }
-    }
-  }
+  randomise_norms_and_biases(*p.model(), 11);
   std::vector<std::vector<std::int32_t>> prompts;
   for (const auto& g : golden["greedy"]) prompts.push_back(ids_of(g["prompt_ids"]));
   auto batched = p.generate(prompts, golden_greedy());
@@ -190,6 +198,66 @@ TEST_CASE("with every parameter random, biases and norms too, cached batched gen
   auto again = q.generate(prompts, golden_greedy());
   REQUIRE(again.ok());
   for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(again->at(i).ids == batched->at(i).ids);
+}
+
+TEST_CASE("the fixed-shape decode step (what a CUDA graph captures) gives the cached forward's logits and keys") {
+  const std::string name = "qwen2_tiny_sharded";  // q/k/v biases
+  if (!have_golden(name)) return;
+  const json golden = golden_of(name);
+  policy p = load_cpu(golden_dir(name));
+  randomise_norms_and_biases(*p.model(), 5);
+  causal_lm& model = *p.model();
+  c10::InferenceMode inference;
+  // Two prompts of different lengths, left-padded.
+  const auto a = ids_of(golden["greedy"][0]["prompt_ids"]), b = ids_of(golden["greedy"][1]["prompt_ids"]);
+  const std::int64_t longest = static_cast<std::int64_t>(std::max(a.size(), b.size())), steps = 5;
+  const std::int64_t capacity = longest + steps + 7;  // slots past the end stay masked
+  auto ids = torch::zeros({2, longest}, torch::kInt64);
+  auto mask = torch::zeros({2, longest}, torch::kBool);
+  for (std::int64_t row = 0; row < 2; ++row) {
+    const auto& prompt = row == 0 ? a : b;
+    const std::int64_t pad = longest - static_cast<std::int64_t>(prompt.size());
+    for (std::size_t j = 0; j < prompt.size(); ++j) {
+      ids[row][pad + static_cast<std::int64_t>(j)] = prompt[j];
+      mask[row][pad + static_cast<std::int64_t>(j)] = true;
+    }
+  }
+  auto lengths = mask.sum(1);
+  kv_cache reference = model.make_cache(2, capacity);
+  decode_runner runner(model, 2, capacity);
+  runner.start(mask);
+  auto prefill = model.logits(model.hidden_states(ids, positions_from_mask(mask), mask, &reference).select(1, -1));
+  model.hidden_states(ids, positions_from_mask(mask), mask, &runner.cache);
+  auto full_mask = torch::cat({mask, torch::ones({2, capacity - longest}, torch::kBool)}, 1);
+  auto tokens = prefill.argmax(-1);
+  for (std::int64_t step = 0; step < steps; ++step) {
+    INFO("step " << step);
+    auto want = model.logits(model.hidden_states(tokens.unsqueeze(1), (lengths + step).unsqueeze(1),
+                                                 full_mask.narrow(1, 0, longest + step + 1), &reference)
+                                 .select(1, 0));
+    auto got = runner.step(tokens, lengths + step, longest + step);
+    REQUIRE(got.sizes() == want.sizes());
+    CHECK((got - want).abs().max().item<double>() <= kTolerance);
+    for (std::size_t layer = 0; layer < reference.keys.size(); ++layer) {
+      CHECK((runner.cache.keys[layer].narrow(2, 0, longest + step + 1) -
+             reference.keys[layer].narrow(2, 0, longest + step + 1)).abs().max().item<double>() <= kTolerance);
+      CHECK((runner.cache.values[layer].narrow(2, 0, longest + step + 1) -
+             reference.values[layer].narrow(2, 0, longest + step + 1)).abs().max().item<double>() <= kTolerance);
+    }
+    tokens = want.argmax(-1);
+  }
+  // Padding slots and slots past this step are never attended: garbage there changes nothing.
+  auto before = model.decode_step(runner.ids, runner.positions, runner.slot, runner.key_mask, runner.cache);
+  const std::int64_t padded_row = a.size() < b.size() ? 0 : 1;
+  REQUIRE(a.size() != b.size());
+  for (std::size_t layer = 0; layer < reference.keys.size(); ++layer) {
+    for (auto* t : {&runner.cache.keys[layer], &runner.cache.values[layer]}) {
+      t->narrow(2, capacity - 3, 3).fill_(1e4);
+      (*t)[padded_row].narrow(1, 0, 1).fill_(-1e4);
+    }
+  }
+  auto after = model.decode_step(runner.ids, runner.positions, runner.slot, runner.key_mask, runner.cache);
+  CHECK((after - before).abs().max().item<double>() <= kTolerance);
 }
 
 TEST_CASE("sampling is reproducible per seed and per row, and its log-probs are the temperature-scaled ones") {
@@ -365,6 +433,22 @@ TEST_CASE("on CUDA, fp32 generation matches the golden data and bf16 stays close
       CHECK(json(got->at(i).ids) == golden["greedy"][i]["ids"]);
       for (std::size_t j = 0; j < got->at(i).logprobs.size(); ++j) {
         CHECK(std::fabs(got->at(i).logprobs[j] - golden["greedy"][i]["logprobs"][j].get<double>()) <= 1e-3);
+      }
+    }
+    // The CUDA-graph decode (the default) against every step run eagerly,
+    // and a second call that replays the graph the first one captured.
+    generation_options eager = golden_greedy();
+    eager.cuda_graphs = false;
+    auto stepwise = fp32->generate(prompts, eager);
+    auto replayed = fp32->generate(prompts, golden_greedy());
+    REQUIRE(stepwise.ok());
+    REQUIRE(replayed.ok());
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      CHECK(stepwise->at(i).ids == got->at(i).ids);
+      CHECK(replayed->at(i).ids == got->at(i).ids);
+      for (std::size_t j = 0; j < got->at(i).logprobs.size(); ++j) {
+        CHECK(std::fabs(stepwise->at(i).logprobs[j] - got->at(i).logprobs[j]) <= kTolerance);
+        CHECK(replayed->at(i).logprobs[j] == got->at(i).logprobs[j]);
       }
     }
     // bf16 (with the fused attention for prompts): prompt log-probs near fp32's.

@@ -1,0 +1,110 @@
+#include "actors/policy/decode_runner.hpp"
+
+#include <torch/version.h>
+
+#include <algorithm>
+
+// CUDA graphs: LibTorch 2 or newer, built with CUDA (its headers need the
+// CUDA runtime's). Debian's LibTorch 1.13 (CPU) decodes eagerly.
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2 && __has_include(<cuda_runtime_api.h>) && \
+    __has_include(<ATen/cuda/CUDAGraph.h>)
+#define CRUCIBLE_HAVE_CUDA_GRAPHS 1
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#else
+#define CRUCIBLE_HAVE_CUDA_GRAPHS 0
+#endif
+
+namespace crucible::policy {
+
+namespace {
+constexpr std::size_t kMaxIdleRunners = 4;
+}  // namespace
+
+bool cuda_graphs_available() { return CRUCIBLE_HAVE_CUDA_GRAPHS != 0 && torch::cuda::is_available(); }
+
+std::int64_t runner_capacity(std::int64_t capacity) { return (capacity + 511) / 512 * 512; }
+
+struct decode_runner::graph_state {
+#if CRUCIBLE_HAVE_CUDA_GRAPHS
+  at::cuda::CUDAGraph graph;
+#endif
+};
+
+decode_runner::decode_runner(causal_lm& m, std::int64_t b, std::int64_t c)
+    : model(m), batch(b), capacity(c), cache(m.make_cache(b, c)) {
+  const auto longs = torch::TensorOptions().dtype(torch::kInt64).device(m.device());
+  ids = torch::zeros({batch, 1}, longs);
+  positions = torch::zeros({batch, 1}, longs);
+  slot = torch::zeros({1}, longs);
+  key_mask = torch::ones({batch, capacity}, longs.dtype(torch::kBool));
+}
+
+decode_runner::~decode_runner() = default;
+
+void decode_runner::start(const torch::Tensor& prompt_mask) {
+  const std::int64_t n = prompt_mask.size(1);
+  CRUCIBLE_CHECK(prompt_mask.size(0) == batch && n <= capacity, "prompt mask larger than the runner");
+  for (auto& k : cache.keys) k.zero_();
+  for (auto& v : cache.values) v.zero_();
+  cache.length = 0;
+  key_mask.narrow(1, 0, n).copy_(prompt_mask);
+  if (n < capacity) key_mask.narrow(1, n, capacity - n).fill_(true);
+}
+
+torch::Tensor decode_runner::step(const torch::Tensor& tokens, const torch::Tensor& now, std::int64_t at) {
+  CRUCIBLE_CHECK(at >= 0 && at < capacity, "decode slot past the runner's capacity");
+  ids.copy_(tokens.view({batch, 1}));
+  positions.copy_(now.view({batch, 1}));
+  slot.fill_(at);
+#if CRUCIBLE_HAVE_CUDA_GRAPHS
+  if (model.device().is_cuda()) {
+    if (!graph) {
+      // Capture on a side stream after one eager warm-up there (cuBLAS
+      // handles and workspaces must exist before capture). The warm-up writes
+      // the same keys and values as this step will.
+      const auto index = model.device().index();
+      auto current = at::cuda::getCurrentCUDAStream(index);
+      auto side = at::cuda::getStreamFromPool(false, index);
+      current.synchronize();
+      auto state = std::make_unique<graph_state>();
+      {
+        c10::cuda::CUDAStreamGuard guard(side);
+        model.decode_step(ids, positions, slot, key_mask, cache);
+        side.synchronize();
+        state->graph.capture_begin();
+        logits = model.decode_step(ids, positions, slot, key_mask, cache);
+        state->graph.capture_end();
+      }
+      side.synchronize();
+      graph = std::move(state);
+    }
+    graph->graph.replay();
+    return logits;
+  }
+#endif
+  return model.decode_step(ids, positions, slot, key_mask, cache);
+}
+
+std::shared_ptr<decode_runner> causal_lm::take_runner(std::int64_t batch, std::int64_t capacity) {
+  {
+    std::lock_guard<std::mutex> lock(runners_mutex_);
+    for (auto it = idle_runners_.rbegin(); it != idle_runners_.rend(); ++it) {
+      if ((*it)->batch == batch && (*it)->capacity == capacity) {
+        auto runner = *it;
+        idle_runners_.erase(std::next(it).base());
+        return runner;
+      }
+    }
+  }
+  return std::make_shared<decode_runner>(*this, batch, capacity);
+}
+
+void causal_lm::return_runner(std::shared_ptr<decode_runner> runner) {
+  std::lock_guard<std::mutex> lock(runners_mutex_);
+  idle_runners_.push_back(std::move(runner));
+  if (idle_runners_.size() > kMaxIdleRunners) idle_runners_.erase(idle_runners_.begin());
+}
+
+}  // namespace crucible::policy
