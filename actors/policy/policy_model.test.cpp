@@ -174,29 +174,40 @@ TEST_CASE("with every parameter random, biases and norms too, cached batched gen
   const std::string name = "qwen2_tiny_sharded";  // q/k/v biases
   if (!have_golden(name)) return;
   const json golden = golden_of(name);
+  // Which part ran last, in the report of a crash (doctest prints INFO then).
+  std::string phase = "load";
+  INFO("phase: " << phase);
   policy p = load_cpu(golden_dir(name));
+  phase = "randomise";
   randomise_norms_and_biases(*p.model(), 11);
   std::vector<std::vector<std::int32_t>> prompts;
   for (const auto& g : golden["greedy"]) prompts.push_back(ids_of(g["prompt_ids"]));
+  phase = "generate batched";
   auto batched = p.generate(prompts, golden_greedy());
   REQUIRE(batched.ok());
   for (std::size_t i = 0; i < prompts.size(); ++i) {
+    phase = "generate alone " + std::to_string(i);
     auto alone = p.generate({prompts[i]}, golden_greedy());
     REQUIRE(alone.ok());
     CHECK(alone->at(0).ids == batched->at(i).ids);
     CHECK(json(alone->at(0).ids) != golden["greedy"][i]["ids"]);  // the biases and norms matter
   }
+  phase = "token_logprobs";
   token_batch batch = make_token_batch(*batched, torch::kCPU);
   torch::NoGradGuard no_grad;
   auto lp = token_logprobs(*p.model(), batch.input_ids, batch.attention_mask, batch.first_target);
   CHECK((lp - batch.behaviour_logprobs).abs().max().item<double>() <= kTolerance);
 
   // And they survive a save and a load.
+  phase = "save";
   testing::scratch_dir out;
   REQUIRE(p.save(out.path()).ok());
+  phase = "load saved";
   policy q = load_cpu(out.path());
+  phase = "generate from saved";
   auto again = q.generate(prompts, golden_greedy());
   REQUIRE(again.ok());
+  phase = "done";
   for (std::size_t i = 0; i < prompts.size(); ++i) CHECK(again->at(i).ids == batched->at(i).ids);
 }
 
