@@ -472,6 +472,19 @@ TEST_CASE("on CUDA, fp32 generation matches the golden data and bf16 stays close
   }
 }
 
+TEST_CASE("a scratch folder goes away with everything in it, in a binary that links LibTorch") {
+  fs::path kept;
+  {
+    testing::scratch_dir dir;
+    kept = dir.path();
+    fs::create_directories(dir / "a" / "b");
+    testing::write_file(dir / "a" / "b" / "file", "bytes");
+    testing::write_file(dir / "top", "bytes");
+    CHECK(fs::exists(dir / "a" / "b" / "file"));
+  }
+  CHECK(!fs::exists(kept));
+}
+
 TEST_CASE("bad checkpoints and bad requests are refused with the file and the field named") {
   const std::string name = "qwen2_tiny_sharded";
   if (!have_golden(name)) return;

@@ -2,8 +2,10 @@
 // and whole-file read/write.
 #pragma once
 
+#include <ftw.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -20,9 +22,14 @@ class scratch_dir {
             ("crucible-policy-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
     std::filesystem::create_directories(path_);
   }
+  // Removed with nftw, not std::filesystem::remove_all: PyTorch's wheels
+  // (2.11 at least) export their own copy of remove_all from libtorch.so, which
+  // the dynamic linker binds a test's call to, and that copy jumps to a null
+  // pointer (SIGSEGV in every test that used a scratch folder on the GPU machine).
   ~scratch_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    ::nftw(
+        path_.c_str(), [](const char* file, const struct stat*, int, struct FTW*) { return std::remove(file); }, 16,
+        FTW_DEPTH | FTW_PHYS);
   }
   scratch_dir(const scratch_dir&) = delete;
   scratch_dir& operator=(const scratch_dir&) = delete;
