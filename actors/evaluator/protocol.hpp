@@ -81,11 +81,11 @@ struct protocol_options {
   // Early stop (crucible's addition): once at least min_rounds are in, stop
   // as soon as variance <= void_variance * stop_variance_margin and the
   // relative standard error of the median, 1.2533 * sd / sqrt(buckets) /
-  // median, is <= stop_relative_stderr. Defaults: on, 140, 0.1, 0.003.
+  // median, is <= stop_relative_stderr. Defaults: on, 140, 0.1, 0.005.
   bool early_stop = true;
   std::uint32_t min_rounds = 140;
   double stop_variance_margin = 0.1;
-  double stop_relative_stderr = 0.003;
+  double stop_relative_stderr = 0.005;
   // Hard limits of the measurement window. Defaults 1,000,000 rounds and
   // 1800 s (the paper's window).
   std::uint64_t max_rounds = 1'000'000;
