@@ -2,6 +2,19 @@
 #include <cstdio>
 
 #include "runtime/cli/commands.hpp"
+#include "runtime/roles/roles.hpp"
+#ifdef CRUCIBLE_HAVE_EXEMPLAR
+#include "actors/exemplar/exemplars_command.hpp"
+#endif
+#ifdef CRUCIBLE_HAVE_EVALUATOR
+#include "actors/evaluator/eval_command.hpp"
+#endif
+#ifdef CRUCIBLE_HAVE_POLICY_IO
+#include "actors/policy/tokenize_command.hpp"
+#endif
+#ifdef CRUCIBLE_HAVE_POLICY
+#include "actors/policy/generate_command.hpp"
+#endif
 
 #ifndef CRUCIBLE_VERSION
 #define CRUCIBLE_VERSION "0.0.0"
@@ -16,16 +29,35 @@ int main(int argc, char** argv) {
       add_hub_command(app),
       add_worker_command(app),
       add_submit_command(app),
+#ifdef CRUCIBLE_HAVE_RUN
       add_run_command(app),
+#endif
       add_pending_role(app, "rollout", "Run a rollout: generate kernels with the policy and submit them", "issue 8"),
       add_pending_role(app, "learner", "Run the learner: GRPO, SFT and weight publication", "issue 7"),
       add_pending_role(app, "detector", "Run a reward-hack detector that votes on candidates", "issue 4"),
-      add_pending_role(app, "evaluator", "Run an evaluator on one GPU or a CPU core set", "issue 3"),
-      add_pending_role(app, "exemplar", "Run the exemplar store service", "issue 5"),
+#ifdef CRUCIBLE_HAVE_EVALUATOR
+      crucible::roles::add_evaluator_role(app),
+#endif
+#ifdef CRUCIBLE_HAVE_EXEMPLAR
+      crucible::roles::add_exemplar_role(app),
+#endif
   };
+  // Tools that run from their own CLI11 callbacks.
+#ifdef CRUCIBLE_HAVE_EXEMPLAR
+  crucible::exemplar::add_exemplars_command(app);
+#endif
+#ifdef CRUCIBLE_HAVE_EVALUATOR
+  crucible::evaluator::add_eval_command(app);
+#endif
+#ifdef CRUCIBLE_HAVE_POLICY_IO
+  crucible::policy::add_tokenize_command(app);
+#endif
+#ifdef CRUCIBLE_HAVE_POLICY
+  crucible::policy::add_generate_command(app);
+#endif
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Error& e) {
     return app.exit(e);
   }
   for (auto& c : commands)

@@ -1,9 +1,17 @@
 // `crucible run CONFIG`: starts every role the config names in this process
-// (the embedded default: one machine, ipc transport, one run folder) and runs
-// the job. Today that is the hub and its workers with a batch of jobs through
-// the real bus; the RL loop (issue 8) grows here.
+// (the embedded default: one machine, the real bus over ipc in the run
+// folder, one RocksDB per role) and runs the job. Today: the hub, CPU
+// evaluators and the exemplar store; every candidate variant of the task set
+// is measured through the hub, clean successes enter the exemplar store, and
+// contrastive exemplars are drawn for each task. The RL loop (issue 8) grows
+// here: until the referee (issue 4) exists, successes enter the store
+// straight from the evaluator's measurement, without detectors or
+// verification, and the summary says so.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -14,29 +22,68 @@
 #include "runtime/config/runtime_options.hpp"
 #include "runtime/node/hub_actor.hpp"
 #include "runtime/node/job_runner.hpp"
-#include "runtime/node/worker_actor.hpp"
+#include "runtime/roles/roles.hpp"
 #include "storage/rocksdb_store.hpp"
 
 namespace crucible::cli {
 
 namespace {
 namespace fs = std::filesystem;
+using messages::str;
 
-// [run]: what `crucible run` starts.
+// [run]: what `crucible run` starts and measures.
 struct run_options {
-  std::uint32_t workers = 2;         // echo workers started in this process
-  std::uint32_t slots = 1;           // slots per worker
-  std::uint64_t smoke_jobs = 2000;   // jobs pushed through the bus
-  std::uint64_t payload_bytes = 1024;
+  std::uint32_t evaluators = 1;               // CPU evaluators in this process
+  std::string protocol = "quick";             // measurement protocol
+  std::string tasks_dir = "configs/tasks";    // root of task ids
+  std::vector<std::string> tasks;             // task ids; default: every folder under tasks_dir/cpu
+  std::vector<std::string> variants = {"faster", "equal", "slower", "incorrect", "crashing", "not_compiling"};
+  std::uint32_t exemplars = 2;                // exemplars drawn per task at the end
+  double temperature = 1.0;                   // temperature of Equation 1 for those draws
+  double timeout_s = 1800;                    // give up on the measurements after this long
 };
 
 status read(config::section s, run_options& o) {
-  CRUCIBLE_TRY(s.read("workers", o.workers));
-  CRUCIBLE_TRY(s.read("slots", o.slots));
-  CRUCIBLE_TRY(s.read("smoke_jobs", o.smoke_jobs));
-  CRUCIBLE_TRY(s.read("payload_bytes", o.payload_bytes));
-  if (o.workers == 0) return make_error(errc::invalid_argument, "[run] workers must be at least 1");
+  CRUCIBLE_TRY(s.read("evaluators", o.evaluators));
+  CRUCIBLE_TRY(s.read("protocol", o.protocol));
+  CRUCIBLE_TRY(s.read("tasks_dir", o.tasks_dir));
+  CRUCIBLE_TRY(s.read("tasks", o.tasks));
+  CRUCIBLE_TRY(s.read("variants", o.variants));
+  CRUCIBLE_TRY(s.read("exemplars", o.exemplars));
+  CRUCIBLE_TRY(s.read("temperature", o.temperature));
+  CRUCIBLE_TRY(s.read("timeout_s", o.timeout_s));
+  if (o.evaluators == 0) return make_error(errc::invalid_argument, "[run] evaluators must be at least 1");
   return s.finish();
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bus::bytes candidate_envelope(const std::string& id, const std::string& task, const std::string& code) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  auto c = msg::CreateCandidate(fbb, fbb.CreateString(id), fbb.CreateString(task), fbb.CreateString(code));
+  return w.finish(c, "run", id);
+}
+
+bus::bytes settlement_envelope(const msg::Measurement& m, const std::string& code) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  auto s = msg::CreateSettlement(fbb, fbb.CreateString(str(m.candidate_id())), fbb.CreateString(str(m.task_id())), 0,
+                                 msg::SettlementStatus::Success, m.reward(), m.speedup_raw(), false,
+                                 fbb.CreateString("measured; referee not yet in the loop"), fbb.CreateString(code));
+  return w.finish(s, "run", str(m.candidate_id()));
+}
+
+bus::bytes query_envelope(const std::string& task, std::uint32_t n, double temperature, std::uint64_t seed) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  auto q = msg::CreateExemplarQuery(fbb, fbb.CreateString(task), n, temperature, seed);
+  return w.finish(q, "run", task);
 }
 
 struct run_args {
@@ -52,6 +99,13 @@ int run_main(const run_args& a) {
   if (auto s = config::read(file->get("log"), log); !s) return fail(s.error());
   if (auto s = config::read(file->get("hub"), hub_opts); !s) return fail(s.error());
   if (auto s = read(file->get("run"), run); !s) return fail(s.error());
+  if (run.tasks.empty()) {
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator(fs::path(run.tasks_dir) / "cpu", ec))
+      if (fs::is_regular_file(e.path() / "task.py")) run.tasks.push_back("cpu/" + e.path().filename().string());
+    std::sort(run.tasks.begin(), run.tasks.end());
+    if (run.tasks.empty()) return fail("[run] no tasks: nothing under " + run.tasks_dir + "/cpu");
+  }
   std::string dir = a.run_dir.empty() ? "runs/" + std::to_string(std::time(nullptr)) : a.run_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -60,9 +114,20 @@ int run_main(const run_args& a) {
   log.file = dir + "/run.log";
   if (auto s = logging::init("run", logging::host_name(), log); !s) return fail(s.error());
 
-  // One process, real bus: the hub binds an ipc socket in the run folder.
+  // The candidates: every variant file of every task.
+  std::vector<node::job_spec> measure_jobs;
+  std::map<std::string, std::string> code_of;  // candidate id -> code
+  for (auto& task : run.tasks)
+    for (auto& v : run.variants) {
+      fs::path file_path = fs::path(run.tasks_dir) / task / (v + ".py");
+      if (!fs::is_regular_file(file_path)) continue;
+      std::string id = task + "/" + v;
+      code_of[id] = slurp(file_path);
+      measure_jobs.push_back({"measure/" + id, "measure", candidate_envelope(id, task, code_of[id])});
+    }
+
   hub_opts.bind = "ipc://" + dir + "/hub";
-  hub_opts.ledger_dir = dir + "/db";
+  hub_opts.ledger_dir = dir + "/hub-ledger";
   if (hub_opts.bind.size() > 90) return fail("run folder path too long for an ipc socket: " + dir);
   auto kv = storage::open_rocksdb(hub_opts.ledger_dir);
   if (!kv) return fail(kv.error());
@@ -73,45 +138,110 @@ int run_main(const run_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  auto hub = node::spawn_hub(sys, hub_opts, std::shared_ptr<storage::kv_store>(std::move(*kv)),
-                             std::shared_ptr<bus::transport>(std::move(*hub_transport)));
-
-  std::vector<caf::actor> actors{hub};
-  for (std::uint32_t i = 0; i < run.workers; ++i) {
-    bus::peer_options w;
-    w.name = "worker-" + std::to_string(i);
-    w.node = logging::host_name();
-    w.slots = run.slots;
-    w.job_kinds = {"echo"};
-    auto t = bus::connect_peer_transport(hub_opts.bind, w.name);
-    if (!t) return fail(t.error());
-    actors.push_back(node::spawn_worker(sys, w, node::make_echo_handler(), std::shared_ptr<bus::transport>(std::move(*t))));
+  std::vector<caf::actor> actors{node::spawn_hub(sys, hub_opts, std::shared_ptr<storage::kv_store>(std::move(*kv)),
+                                                 std::shared_ptr<bus::transport>(std::move(*hub_transport)))};
+  auto host = [&](const std::string& name, msg::Role role, std::uint32_t slots,
+                  result<roles::service> svc) -> status {
+    if (!svc) return svc.error();
+    bus::peer_options peer;
+    peer.name = name;
+    peer.node = logging::host_name();
+    peer.role = role;
+    peer.slots = slots;
+    peer.job_kinds = svc->job_kinds;
+    auto t = bus::connect_peer_transport(hub_opts.bind, name);
+    if (!t) return t.error();
+    spdlog::info("{}: {}", name, svc->description);
+    actors.push_back(svc->actor);
+    actors.push_back(node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*t))));
+    return {};
+  };
+  for (std::uint32_t i = 0; i < run.evaluators; ++i) {
+    roles::evaluator_service_options eo{.device = "cpu", .tasks = run.tasks_dir, .protocol = run.protocol};
+    std::string name = "evaluator-" + std::to_string(i);
+    if (auto s = host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)); !s)
+      return fail(s.error());
   }
+  roles::exemplar_service_options xo{.db_dir = dir + "/exemplars", .temperature = run.temperature};
+  if (auto s = host("exemplar", msg::Role::Exemplar, 16, roles::spawn_exemplar_service(sys, xo, "exemplar")); !s)
+    return fail(s.error());
 
   auto client_transport = bus::connect_peer_transport(hub_opts.bind, "run-client");
   if (!client_transport) return fail(client_transport.error());
-  std::vector<node::job_spec> jobs;
-  bus::bytes payload(run.payload_bytes, 0x42);
-  for (std::uint64_t i = 0; i < run.smoke_jobs; ++i) jobs.push_back({"smoke-" + std::to_string(i), "echo", payload});
-  spdlog::info("run folder {}: hub and {} workers up; pushing {} jobs through the bus", dir, run.workers, jobs.size());
+  bus::peer_options client{.name = "run-client", .node = logging::host_name()};
+  std::printf("crucible run: %zu candidates of %zu tasks through the hub to %u evaluator(s), protocol %s\n",
+              measure_jobs.size(), run.tasks.size(), run.evaluators, run.protocol.c_str());
+  std::printf("%-34s %-14s %7s %9s %8s  %s\n", "candidate", "status", "reward", "speedup", "rounds", "reason");
+  std::fflush(stdout);
+
+  // 1. Measure every candidate.
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<node::job_spec> insert_jobs;
   node::job_run_options jr;
   jr.cancelled = shutdown_requested;
-  jr.timeout = std::chrono::seconds(300);
-  auto rep = node::run_jobs(**client_transport, {.name = "run-client", .node = logging::host_name()}, jobs, jr);
+  jr.timeout = std::chrono::duration<double>(run.timeout_s);
+  jr.in_flight = 4 * run.evaluators;
+  jr.on_result = [&](const bus::client_session::job_result& r) {
+    std::string id = r.id.substr(std::string("measure/").size());
+    auto env = messages::open(r.payload);
+    const msg::Measurement* m = env ? (*env)->payload_as_Measurement() : nullptr;
+    if (r.status != msg::JobStatus::Ok || !m) {
+      std::printf("%-34s %-14s %7s %9s %8s  %s\n", id.c_str(), "job_failed", "-", "-", "-", r.error.c_str());
+      rows.push_back({{"candidate", id}, {"status", "job_failed"}, {"reason", r.error}});
+      std::fflush(stdout);
+      return;
+    }
+    std::string status = msg::EnumNameEvalStatus(m->status());
+    std::string reason(str(m->reason()));
+    if (reason.size() > 60) reason = reason.substr(0, 57) + "...";
+    std::printf("%-34s %-14s %7.2f %9.3f %8u  %s\n", id.c_str(), status.c_str(), m->reward(), m->speedup_raw(),
+                m->rounds(), reason.c_str());
+    std::fflush(stdout);
+    rows.push_back({{"candidate", id}, {"status", status}, {"reward", m->reward()}, {"speedup_raw", m->speedup_raw()},
+                    {"rounds", m->rounds()}, {"reason", std::string(str(m->reason()))}});
+    if (m->status() == msg::EvalStatus::Ok && m->reward() > 0)
+      insert_jobs.push_back({"insert/" + id, "exemplar.insert", settlement_envelope(*m, code_of[id])});
+  };
+  auto measured = node::run_jobs(**client_transport, client, measure_jobs, jr);
 
-  nlohmann::json summary = {{"jobs", jobs.size()},        {"completed", rep.completed}, {"failed", rep.failed},
-                            {"missing", rep.missing},     {"jobs_per_s", rep.jobs_per_s},
-                            {"p50_us", rep.p50_us},       {"p99_us", rep.p99_us},       {"run_dir", dir}};
+  // 2. Clean successes into the exemplar store; 3. contrastive draws per task.
+  jr.on_result = nullptr;
+  jr.keep_results = true;
+  jr.in_flight = 64;
+  auto inserted = node::run_jobs(**client_transport, client, insert_jobs, jr);
+  std::vector<node::job_spec> sample_jobs;
+  for (auto& task : run.tasks)
+    sample_jobs.push_back({"sample/" + task, "exemplar.sample", query_envelope(task, run.exemplars, run.temperature, 1)});
+  auto sampled = node::run_jobs(**client_transport, client, sample_jobs, jr);
+  nlohmann::json draws = nlohmann::json::object();
+  std::printf("\ncontrastive exemplars drawn per task (Equation 1, temperature %.2f):\n", run.temperature);
+  for (auto& r : sampled.results) {
+    auto env = messages::open(r.payload);
+    const msg::ExemplarAnswer* ans = env ? (*env)->payload_as_ExemplarAnswer() : nullptr;
+    if (!ans) continue;
+    std::string line;
+    for (auto x : *ans->exemplars()) {
+      line += fmt::format("  score {:.2f} (bucket mean {:.2f})", x->score(), x->bucket_mean());
+      draws[std::string(str(ans->task_id()))].push_back({{"score", x->score()}, {"bucket_mean", x->bucket_mean()}});
+    }
+    std::printf("  %-26s%s\n", std::string(str(ans->task_id())).c_str(), line.empty() ? "  (no exemplars yet)" : line.c_str());
+  }
+
+  std::size_t ok = std::count_if(rows.begin(), rows.end(), [](auto& r) { return r["status"] == "Ok"; });
+  nlohmann::json summary = {{"candidates", measure_jobs.size()}, {"measured", measured.completed},
+                            {"job_failures", measured.failed}, {"missing", measured.missing},
+                            {"successes", ok}, {"exemplars_inserted", inserted.completed},
+                            {"elapsed_s", measured.elapsed_s}, {"protocol", run.protocol},
+                            {"rows", rows}, {"draws", draws}, {"run_dir", dir},
+                            {"note", "successes entered the exemplar store without the referee (issue 4)"}};
   std::ofstream(dir + "/summary.json") << summary.dump(2) << "\n";
-  std::printf("crucible run: %llu/%zu jobs completed through the hub (%llu failed) in %.2f s: %.0f jobs/s, "
-              "p50 %.0f us, p99 %.0f us\nrun folder: %s\n",
-              static_cast<unsigned long long>(rep.completed), jobs.size(),
-              static_cast<unsigned long long>(rep.failed), rep.elapsed_s, rep.jobs_per_s, rep.p50_us, rep.p99_us,
-              dir.c_str());
+  std::printf("\n%llu/%zu candidates measured (%zu succeeded) in %.1f s; %llu exemplars stored; run folder %s\n",
+              static_cast<unsigned long long>(measured.completed), measure_jobs.size(), ok, measured.elapsed_s,
+              static_cast<unsigned long long>(inserted.completed), dir.c_str());
 
   caf::scoped_actor self{sys};
   for (auto& actor : actors) self->send_exit(actor, caf::exit_reason::user_shutdown);
-  return rep.completed == jobs.size() ? 0 : 1;
+  return measured.missing == 0 && measured.failed == 0 ? 0 : 1;
 }
 }  // namespace
 
@@ -121,13 +251,6 @@ command add_run_command(CLI::App& app) {
   cmd->add_option("config", a->config, "TOML config, e.g. configs/quickstart.toml")->required()->check(CLI::ExistingFile);
   cmd->add_option("--run-dir", a->run_dir, "run folder (default runs/TIMESTAMP)");
   return {cmd, [a] { return run_main(*a); }};
-}
-
-command add_pending_role(CLI::App& app, const std::string& role, const std::string& description,
-                         const std::string& issue) {
-  auto* cmd = app.add_subcommand(role, description + " (not built yet: " + issue + ")");
-  cmd->allow_extras();
-  return {cmd, [role, issue] { return fail("the " + role + " role is not built yet; it arrives with " + issue); }};
 }
 
 }  // namespace crucible::cli

@@ -173,3 +173,4 @@ TEST_CASE("hostile peers are counted and dropped, and the hub keeps serving") {
   CHECK(c.summary("client")["completed"] == 50);
   CHECK(hub->running());
 }
+

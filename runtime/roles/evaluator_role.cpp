@@ -1,0 +1,188 @@
+// `crucible evaluator`: one device's evaluator as a service on the bus. It
+// takes measure and verify:MODEL jobs whose payload is a Candidate, finds the
+// task's source under --tasks, measures with the evaluator actor, and answers
+// with a Measurement.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/evaluator/device.hpp"
+#include "actors/evaluator/evaluator_actor.hpp"
+#include "runtime/bus/zmq_transport.hpp"
+#include "runtime/cli/process.hpp"
+#include "runtime/config/runtime_options.hpp"
+#include "runtime/node/ask.hpp"
+#include "runtime/node/worker_actor.hpp"
+#include "runtime/roles/roles.hpp"
+
+namespace crucible::roles {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace ev = crucible::evaluator;
+using messages::str;
+
+// The task file for a task id: ROOT/ID/task.py, ROOT/ID.py or ROOT/ID.
+result<std::string> task_source(const fs::path& root, std::string_view task_id) {
+  if (task_id.empty() || task_id.find("..") != std::string_view::npos || task_id.front() == '/')
+    return make_error(errc::invalid_argument, "task id '" + std::string(task_id) + "' is not a relative path");
+  for (const fs::path& p : {root / task_id / "task.py", root / (std::string(task_id) + ".py"), root / task_id}) {
+    if (!fs::is_regular_file(p)) continue;
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  return make_error(errc::not_found, "no task '" + std::string(task_id) + "' under " + root.string());
+}
+
+// What verify jobs for this device are called: same model, another evaluator.
+std::string device_model(const ev::device_spec& d) {
+  if (!d.cuda) return "cpu";
+  std::string cmd = "nvidia-smi --query-gpu=name --format=csv,noheader -i " + std::to_string(d.index) + " 2>/dev/null";
+  std::string name;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) name += buf;
+    ::pclose(p);
+  }
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  return name.empty() ? "cuda" : name;
+}
+
+msg::EvalStatus wire_status(ev::eval_status s) { return static_cast<msg::EvalStatus>(static_cast<int>(s)); }
+
+bus::bytes measurement_envelope(const ev::evaluation& e, const msg::Candidate& c, const std::string& evaluator,
+                                const std::string& model, bool verify) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  std::vector<flatbuffers::Offset<flatbuffers::String>> fired;
+  for (auto& d : e.defences_fired) fired.push_back(fbb.CreateString(d));
+  auto m = msg::CreateMeasurement(
+      fbb, fbb.CreateString(str(c.candidate_id())), fbb.CreateString(str(c.task_id())), wire_status(e.status),
+      fbb.CreateString(e.reason), e.speedup_raw, e.reward, fbb.CreateVector(e.bucket_means), e.bucket_variance,
+      static_cast<std::uint32_t>(e.rounds), e.correctness_trials, e.ref_us, e.cand_us, fbb.CreateString(e.device),
+      fbb.CreateString(model), fbb.CreateString(evaluator), e.duration_s, e.seed, fbb.CreateVector(fired), verify);
+  return w.finish(m, evaluator, str(c.candidate_id()));
+}
+
+class evaluator_handler final : public node::job_handler {
+ public:
+  evaluator_handler(caf::actor_system& sys, ev::evaluator_actor actor, fs::path tasks, std::string device,
+                    std::string model, ev::protocol_options protocol, std::string name)
+      : sys_(sys), actor_(std::move(actor)), tasks_(std::move(tasks)), device_(std::move(device)),
+        model_(std::move(model)), protocol_(std::move(protocol)), name_(std::move(name)) {}
+
+  void run(const bus::worker_session::job_request& job, done_fn done) override {
+    bool verify = job.kind.rfind("verify:", 0) == 0;
+    if (job.kind != "measure" && !verify)
+      return done(msg::JobStatus::Failed, {}, "the evaluator does not serve jobs of kind '" + job.kind + "'");
+    auto env = messages::open(job.payload);
+    if (!env) return done(msg::JobStatus::Failed, {}, job.kind + " payload: " + env.error().message);
+    auto* c = (*env)->payload_as_Candidate();
+    if (!c) return done(msg::JobStatus::Failed, {}, job.kind + " needs a Candidate payload");
+    auto task = task_source(tasks_, str(c->task_id()));
+    if (!task) return done(msg::JobStatus::Failed, {}, task.error().message);
+    ev::eval_request req;
+    req.task_source = std::move(*task);
+    req.candidate_source = std::string(str(c->code()));
+    req.task_id = std::string(str(c->task_id()));
+    req.device = device_;
+    // One seed per candidate, recorded with the result; a verification uses another.
+    req.seed = std::hash<std::string>{}(std::string(str(c->candidate_id())) + (verify ? "/verify" : ""));
+    auto candidate = bus::bytes(job.payload);
+    node::ask<ev::evaluation>(
+        sys_, actor_,
+        [done, candidate, name = name_, model = model_, verify](ev::evaluation& e) {
+          auto cenv = messages::open(candidate);
+          spdlog::info("{}", e.text());
+          done(msg::JobStatus::Ok, measurement_envelope(e, *(*cenv)->payload_as_Candidate(), name, model, verify), {});
+        },
+        [done](const caf::error& e) { done(msg::JobStatus::Failed, {}, caf::to_string(e)); },
+        ev::evaluate_atom::value, std::move(req), protocol_);
+  }
+
+ private:
+  caf::actor_system& sys_;
+  ev::evaluator_actor actor_;
+  fs::path tasks_;
+  std::string device_, model_;
+  ev::protocol_options protocol_;
+  std::string name_;
+};
+
+struct evaluator_args {
+  std::string config, connect, name, log_level;
+  evaluator_service_options service;
+};
+
+int run_evaluator(const evaluator_args& a) {
+  auto file = cli::load_config(a.config);
+  if (!file) return 2;
+  logging::log_options log;
+  bus::peer_options peer;
+  std::string connect = "tcp://127.0.0.1:5555";
+  if (auto s = config::read(file->get("log"), log); !s) return cli::fail(s.error());
+  if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
+  if (!a.connect.empty()) connect = a.connect;
+  if (!a.log_level.empty()) log.level = a.log_level;
+  peer.name = !a.name.empty() ? a.name : peer.name.empty() ? cli::default_name("evaluator") : peer.name;
+  peer.node = logging::host_name();
+  peer.role = msg::Role::Evaluator;
+  peer.slots = 1;  // one evaluation at a time owns the device
+  if (auto s = logging::init("evaluator", peer.node, log); !s) return cli::fail(s.error());
+  auto transport = bus::connect_peer_transport(connect, peer.name);
+  if (!transport) return cli::fail(transport.error());
+
+  cli::install_signal_handlers();
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto svc = spawn_evaluator_service(sys, a.service, peer.name);
+  if (!svc) return cli::fail(svc.error());
+  peer.job_kinds = svc->job_kinds;
+  spdlog::info("{} serving {}", svc->description, connect);
+  auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
+  int code = cli::wait_for_shutdown(sys, {worker, svc->actor});
+  caf::anon_send_exit(svc->actor, caf::exit_reason::user_shutdown);
+  return code;
+}
+
+}  // namespace
+
+result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_service_options& o,
+                                        const std::string& name) {
+  auto device = ev::parse_device(o.device);
+  if (!device) return device.error();
+  auto protocol = ev::protocol_by_name(o.protocol);
+  if (!protocol) return protocol.error();
+  if (!fs::is_directory(o.tasks))
+    return make_error(errc::invalid_argument, "tasks folder '" + o.tasks.string() + "' is not a directory");
+  std::string model = device_model(*device);
+  auto actor = ev::spawn_evaluator(sys, ev::evaluator_options{});
+  return service{std::make_shared<evaluator_handler>(sys, actor, o.tasks, device->text(), model, *protocol, name),
+                 {"measure", "verify:" + model},
+                 caf::actor_cast<caf::actor>(actor),
+                 "evaluator on " + device->text() + " (" + model + "), protocol " + protocol->name + ", tasks under " +
+                     o.tasks.string()};
+}
+
+cli::command add_evaluator_role(CLI::App& app) {
+  auto a = std::make_shared<evaluator_args>();
+  auto* cmd = app.add_subcommand("evaluator", "Run an evaluator on one device (a GPU, or a CPU core set) that "
+                                              "measures candidates for the hub (measure and verify jobs)");
+  cmd->add_option("--config", a->config, "TOML config ([log], [bus])");
+  cmd->add_option("--connect", a->connect, "hub address")->envname("CRUCIBLE_CONNECT");
+  cmd->add_option("--name", a->name, "unique name on the bus (default evaluator-HOST-PID)");
+  cmd->add_option("--device", a->service.device, "cpu or cuda:N (default cpu)");
+  cmd->add_option("--tasks", a->service.tasks, "root of the task files; a task id names ROOT/ID/task.py or ROOT/ID.py");
+  cmd->add_option("--protocol", a->service.protocol, "measurement protocol: default, paper, quick, ...");
+  cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
+  return {cmd, [a] { return run_evaluator(*a); }};
+}
+
+}  // namespace crucible::roles

@@ -1,0 +1,153 @@
+// `crucible exemplar`: the exemplar store as a service on the bus.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/exemplar/exemplar_actor.hpp"
+#include "actors/exemplar/exemplar_wire.hpp"
+#include "runtime/bus/zmq_transport.hpp"
+#include "runtime/cli/process.hpp"
+#include "runtime/config/runtime_options.hpp"
+#include "runtime/node/ask.hpp"
+#include "runtime/node/worker_actor.hpp"
+#include "runtime/roles/roles.hpp"
+#include "storage/rocksdb_store.hpp"
+
+namespace crucible::roles {
+
+namespace {
+
+using messages::envelope_writer;
+
+// Jobs -> the exemplar actor -> job results.
+class exemplar_handler final : public node::job_handler {
+ public:
+  exemplar_handler(caf::actor_system& sys, exemplar::exemplar_actor actor, std::string name)
+      : sys_(sys), actor_(std::move(actor)), name_(std::move(name)) {}
+
+  void run(const bus::worker_session::job_request& job, done_fn done) override {
+    auto env = messages::open(job.payload);
+    if (!env) return done(msg::JobStatus::Failed, {}, job.kind + " payload: " + env.error().message);
+    if (job.kind == "exemplar.sample") {
+      auto* q = (*env)->payload_as_ExemplarQuery();
+      if (!q) return done(msg::JobStatus::Failed, {}, "exemplar.sample needs an ExemplarQuery");
+      auto fail = [done](const caf::error& e) { done(msg::JobStatus::Failed, {}, caf::to_string(e)); };
+      node::ask<exemplar::exemplar_answer>(
+          sys_, actor_,
+          [done, name = name_](exemplar::exemplar_answer& a) {
+            envelope_writer w;
+            auto answer = exemplar::build_answer(w.fbb(), a);
+            done(msg::JobStatus::Ok, w.finish(answer, name, a.task_id), {});
+          },
+          fail, exemplar::sample_atom::value, exemplar::query_from(*q));
+      return;
+    }
+    if (job.kind == "exemplar.insert") {
+      auto* s = (*env)->payload_as_Settlement();
+      if (!s) return done(msg::JobStatus::Failed, {}, "exemplar.insert needs a Settlement");
+      node::ask<exemplar::settle_reply>(
+          sys_, actor_,
+          [done](exemplar::settle_reply& r) {
+            if (r.outcome == exemplar::settle_outcome::failed) return done(msg::JobStatus::Failed, {}, r.reason);
+            std::string outcome = exemplar::to_string(r.outcome);
+            done(msg::JobStatus::Ok, bus::bytes(outcome.begin(), outcome.end()), {});
+          },
+          [done](const caf::error& e) { done(msg::JobStatus::Failed, {}, caf::to_string(e)); },
+          exemplar::settle_atom::value, exemplar::settlement_from(*s));
+      return;
+    }
+    done(msg::JobStatus::Failed, {}, "the exemplar role does not serve jobs of kind '" + job.kind + "'");
+  }
+
+ private:
+  caf::actor_system& sys_;
+  exemplar::exemplar_actor actor_;
+  std::string name_;
+};
+
+struct exemplar_args {
+  std::string config, connect, name, log_level;
+  exemplar_service_options service;
+  std::uint32_t slots = 16;
+};
+
+int run_exemplar(const exemplar_args& a) {
+  auto file = cli::load_config(a.config);
+  if (!file) return 2;
+  logging::log_options log;
+  bus::peer_options peer;
+  std::string connect = "tcp://127.0.0.1:5555";
+  if (auto s = config::read(file->get("log"), log); !s) return cli::fail(s.error());
+  if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
+  if (!a.connect.empty()) connect = a.connect;
+  if (!a.log_level.empty()) log.level = a.log_level;
+  peer.name = !a.name.empty() ? a.name : peer.name.empty() ? cli::default_name("exemplar") : peer.name;
+  peer.node = logging::host_name();
+  peer.role = msg::Role::Exemplar;
+  peer.slots = a.slots;
+  if (auto s = logging::init("exemplar", peer.node, log); !s) return cli::fail(s.error());
+  auto transport = bus::connect_peer_transport(connect, peer.name);
+  if (!transport) return cli::fail(transport.error());
+
+  cli::install_signal_handlers();
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto svc = spawn_exemplar_service(sys, a.service, peer.name);
+  if (!svc) return cli::fail(svc.error());
+  peer.job_kinds = svc->job_kinds;
+  spdlog::info("{} serving {}", svc->description, connect);
+  auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
+  int code = cli::wait_for_shutdown(sys, {worker, svc->actor});
+  caf::anon_send_exit(svc->actor, caf::exit_reason::user_shutdown);
+  return code;
+}
+
+}  // namespace
+
+result<service> spawn_exemplar_service(caf::actor_system& sys, const exemplar_service_options& o,
+                                       const std::string& name) {
+  exemplar::exemplar_options options;
+  if (o.temperature > 0) options.temperature = o.temperature;
+  if (o.bucket_width > 0) options.bucket_width = o.bucket_width;
+  if (!o.selector.empty()) {
+    auto k = exemplar::parse_selector_kind(o.selector);
+    if (!k) return k.error();
+    options.selector = *k;
+  }
+  if (!o.scale.empty()) {
+    auto sc = exemplar::parse_bucket_scale(o.scale);
+    if (!sc) return sc.error();
+    options.scale = *sc;
+  }
+  CRUCIBLE_TRY(exemplar::validate(options));
+  auto kv = storage::open_rocksdb(o.db_dir);
+  if (!kv) return kv.error();
+  auto store = exemplar::exemplar_store::open(std::shared_ptr<storage::kv_store>(std::move(*kv)), options);
+  if (!store) return store.error();
+  auto actor = exemplar::spawn_exemplar_actor(sys, std::move(*store), options);
+  return service{std::make_shared<exemplar_handler>(sys, actor, name),
+                 {"exemplar.sample", "exemplar.insert"},
+                 caf::actor_cast<caf::actor>(actor),
+                 fmt::format("exemplar store {} (selector {}, temperature {}, bucket width {})", o.db_dir,
+                             exemplar::to_string(options.selector), options.temperature, options.bucket_width)};
+}
+
+cli::command add_exemplar_role(CLI::App& app) {
+  auto a = std::make_shared<exemplar_args>();
+  auto* cmd = app.add_subcommand("exemplar", "Run the exemplar store as a service on the bus: samples contrastive "
+                                             "exemplars (exemplar.sample jobs) and stores clean successes "
+                                             "(exemplar.insert jobs)");
+  cmd->add_option("--config", a->config, "TOML config ([log], [bus])");
+  cmd->add_option("--connect", a->connect, "hub address")->envname("CRUCIBLE_CONNECT");
+  cmd->add_option("--name", a->name, "unique name on the bus (default exemplar-HOST-PID)");
+  cmd->add_option("--db", a->service.db_dir, "RocksDB directory of the store (default ./exemplars)");
+  cmd->add_option("--selector", a->service.selector, "bucket (the paper's Equation 1), uniform or island");
+  cmd->add_option("--temperature", a->service.temperature, "default temperature of Equation 1 (1.0)");
+  cmd->add_option("--bucket-width", a->service.bucket_width, "bucket width (0.1)");
+  cmd->add_option("--scale", a->service.scale, "linear or log buckets");
+  cmd->add_option("--slots", a->slots, "requests served at once (16)");
+  cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
+  return {cmd, [a] { return run_exemplar(*a); }};
+}
+
+}  // namespace crucible::roles

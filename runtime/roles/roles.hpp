@@ -1,0 +1,60 @@
+// The roles that take work from the hub as jobs. Each role is its own actor
+// (the exemplar actor, the evaluator actor) behind a job handler that a
+// worker actor (runtime/node/worker_actor.hpp) feeds with the role's job
+// kinds. `crucible exemplar` and `crucible evaluator` run one role per
+// process; `crucible run` hosts several in one process.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "runtime/base/result.hpp"
+#include "runtime/cli/commands.hpp"
+#include "runtime/node/worker_actor.hpp"
+
+namespace crucible::roles {
+
+// A started role: the handler to give a worker actor, the job kinds to
+// register, and the role's actor (to monitor and to stop).
+struct service {
+  std::shared_ptr<node::job_handler> handler;
+  std::vector<std::string> job_kinds;
+  caf::actor actor;
+  std::string description;  // for logs
+};
+
+struct exemplar_service_options {
+  std::string db_dir = "exemplars";  // RocksDB directory of the store
+  std::string selector;              // bucket (default), uniform, island
+  std::string scale;                 // linear (default) or log
+  double temperature = 0;            // 0: the store's default (1.0)
+  double bucket_width = 0;           // 0: the store's default (0.1)
+};
+
+// Job kinds exemplar.sample (ExemplarQuery -> ExemplarAnswer) and
+// exemplar.insert (Settlement -> "inserted", "duplicate" or "ignored").
+// Errors: the store cannot open, bad options.
+result<service> spawn_exemplar_service(caf::actor_system& sys, const exemplar_service_options& options,
+                                       const std::string& name);
+
+struct evaluator_service_options {
+  std::string device = "cpu";                  // cpu or cuda:N
+  std::filesystem::path tasks = "configs/tasks";  // a task id names ROOT/ID/task.py or ROOT/ID.py
+  std::string protocol = "default";            // measurement protocol name
+};
+
+// Job kinds measure and verify:MODEL (Candidate -> Measurement), MODEL being
+// the device's model ("cpu", "NVIDIA H200"). Errors: bad device, protocol or
+// tasks folder.
+result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_service_options& options,
+                                        const std::string& name);
+
+// `crucible exemplar` and `crucible evaluator`.
+cli::command add_exemplar_role(CLI::App& app);
+cli::command add_evaluator_role(CLI::App& app);
+
+}  // namespace crucible::roles
