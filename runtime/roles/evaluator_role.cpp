@@ -11,12 +11,10 @@
 
 #include "actors/evaluator/device.hpp"
 #include "actors/evaluator/evaluator_actor.hpp"
-#include "runtime/bus/zmq_transport.hpp"
-#include "runtime/cli/process.hpp"
-#include "runtime/config/runtime_options.hpp"
 #include "runtime/node/ask.hpp"
 #include "runtime/node/worker_actor.hpp"
 #include "runtime/roles/roles.hpp"
+#include "runtime/roles/serve.hpp"
 
 namespace crucible::roles {
 
@@ -116,41 +114,9 @@ class evaluator_handler final : public node::job_handler {
 };
 
 struct evaluator_args {
-  std::string config, connect, name, log_level;
+  role_args common;
   evaluator_service_options service;
 };
-
-int run_evaluator(const evaluator_args& a) {
-  auto file = cli::load_config(a.config);
-  if (!file) return 2;
-  logging::log_options log;
-  bus::peer_options peer;
-  std::string connect = "tcp://127.0.0.1:5555";
-  if (auto s = config::read(file->get("log"), log); !s) return cli::fail(s.error());
-  if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
-  if (!a.connect.empty()) connect = a.connect;
-  if (!a.log_level.empty()) log.level = a.log_level;
-  peer.name = !a.name.empty() ? a.name : peer.name.empty() ? cli::default_name("evaluator") : peer.name;
-  peer.node = logging::host_name();
-  peer.role = msg::Role::Evaluator;
-  peer.slots = 1;  // one evaluation at a time owns the device
-  if (auto s = logging::init("evaluator", peer.node, log); !s) return cli::fail(s.error());
-  auto transport = bus::connect_peer_transport(connect, peer.name);
-  if (!transport) return cli::fail(transport.error());
-
-  cli::install_signal_handlers();
-  caf::actor_system_config cfg;
-  node::configure(cfg, 2);
-  caf::actor_system sys{cfg};
-  auto svc = spawn_evaluator_service(sys, a.service, peer.name);
-  if (!svc) return cli::fail(svc.error());
-  peer.job_kinds = svc->job_kinds;
-  spdlog::info("{} serving {}", svc->description, connect);
-  auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
-  int code = cli::wait_for_shutdown(sys, {worker, svc->actor});
-  caf::anon_send_exit(svc->actor, caf::exit_reason::user_shutdown);
-  return code;
-}
 
 }  // namespace
 
@@ -175,14 +141,17 @@ cli::command add_evaluator_role(CLI::App& app) {
   auto a = std::make_shared<evaluator_args>();
   auto* cmd = app.add_subcommand("evaluator", "Run an evaluator on one device (a GPU, or a CPU core set) that "
                                               "measures candidates for the hub (measure and verify jobs)");
-  cmd->add_option("--config", a->config, "TOML config ([log], [bus])");
-  cmd->add_option("--connect", a->connect, "hub address")->envname("CRUCIBLE_CONNECT");
-  cmd->add_option("--name", a->name, "unique name on the bus (default evaluator-HOST-PID)");
   cmd->add_option("--device", a->service.device, "cpu or cuda:N (default cpu)");
   cmd->add_option("--tasks", a->service.tasks, "root of the task files; a task id names ROOT/ID/task.py or ROOT/ID.py");
   cmd->add_option("--protocol", a->service.protocol, "measurement protocol: default, paper, quick, ...");
-  cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
-  return {cmd, [a] { return run_evaluator(*a); }};
+  add_role_options(*cmd, a->common, "evaluator");
+  // One evaluation at a time owns the device.
+  return {cmd, [a] {
+            return serve("evaluator", msg::Role::Evaluator, 1, a->common,
+                         [a](caf::actor_system& sys, const std::string& name) {
+                           return spawn_evaluator_service(sys, a->service, name);
+                         });
+          }};
 }
 
 }  // namespace crucible::roles

@@ -4,12 +4,10 @@
 
 #include "actors/exemplar/exemplar_actor.hpp"
 #include "actors/exemplar/exemplar_wire.hpp"
-#include "runtime/bus/zmq_transport.hpp"
-#include "runtime/cli/process.hpp"
-#include "runtime/config/runtime_options.hpp"
 #include "runtime/node/ask.hpp"
 #include "runtime/node/worker_actor.hpp"
 #include "runtime/roles/roles.hpp"
+#include "runtime/roles/serve.hpp"
 #include "storage/rocksdb_store.hpp"
 
 namespace crucible::roles {
@@ -65,42 +63,10 @@ class exemplar_handler final : public node::job_handler {
 };
 
 struct exemplar_args {
-  std::string config, connect, name, log_level;
+  role_args common;
   exemplar_service_options service;
   std::uint32_t slots = 16;
 };
-
-int run_exemplar(const exemplar_args& a) {
-  auto file = cli::load_config(a.config);
-  if (!file) return 2;
-  logging::log_options log;
-  bus::peer_options peer;
-  std::string connect = "tcp://127.0.0.1:5555";
-  if (auto s = config::read(file->get("log"), log); !s) return cli::fail(s.error());
-  if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
-  if (!a.connect.empty()) connect = a.connect;
-  if (!a.log_level.empty()) log.level = a.log_level;
-  peer.name = !a.name.empty() ? a.name : peer.name.empty() ? cli::default_name("exemplar") : peer.name;
-  peer.node = logging::host_name();
-  peer.role = msg::Role::Exemplar;
-  peer.slots = a.slots;
-  if (auto s = logging::init("exemplar", peer.node, log); !s) return cli::fail(s.error());
-  auto transport = bus::connect_peer_transport(connect, peer.name);
-  if (!transport) return cli::fail(transport.error());
-
-  cli::install_signal_handlers();
-  caf::actor_system_config cfg;
-  node::configure(cfg, 2);
-  caf::actor_system sys{cfg};
-  auto svc = spawn_exemplar_service(sys, a.service, peer.name);
-  if (!svc) return cli::fail(svc.error());
-  peer.job_kinds = svc->job_kinds;
-  spdlog::info("{} serving {}", svc->description, connect);
-  auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
-  int code = cli::wait_for_shutdown(sys, {worker, svc->actor});
-  caf::anon_send_exit(svc->actor, caf::exit_reason::user_shutdown);
-  return code;
-}
 
 }  // namespace
 
@@ -137,17 +103,19 @@ cli::command add_exemplar_role(CLI::App& app) {
   auto* cmd = app.add_subcommand("exemplar", "Run the exemplar store as a service on the bus: samples contrastive "
                                              "exemplars (exemplar.sample jobs) and stores clean successes "
                                              "(exemplar.insert jobs)");
-  cmd->add_option("--config", a->config, "TOML config ([log], [bus])");
-  cmd->add_option("--connect", a->connect, "hub address")->envname("CRUCIBLE_CONNECT");
-  cmd->add_option("--name", a->name, "unique name on the bus (default exemplar-HOST-PID)");
   cmd->add_option("--db", a->service.db_dir, "RocksDB directory of the store (default ./exemplars)");
   cmd->add_option("--selector", a->service.selector, "bucket (the paper's Equation 1), uniform or island");
   cmd->add_option("--temperature", a->service.temperature, "default temperature of Equation 1 (1.0)");
   cmd->add_option("--bucket-width", a->service.bucket_width, "bucket width (0.1)");
   cmd->add_option("--scale", a->service.scale, "linear or log buckets");
   cmd->add_option("--slots", a->slots, "requests served at once (16)");
-  cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
-  return {cmd, [a] { return run_exemplar(*a); }};
+  add_role_options(*cmd, a->common, "exemplar");
+  return {cmd, [a] {
+            return serve("exemplar", msg::Role::Exemplar, a->slots, a->common,
+                         [a](caf::actor_system& sys, const std::string& name) {
+                           return spawn_exemplar_service(sys, a->service, name);
+                         });
+          }};
 }
 
 }  // namespace crucible::roles

@@ -1,0 +1,52 @@
+#include "runtime/roles/serve.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "runtime/bus/zmq_transport.hpp"
+#include "runtime/cli/process.hpp"
+#include "runtime/config/runtime_options.hpp"
+
+namespace crucible::roles {
+
+void add_role_options(CLI::App& cmd, role_args& a, const std::string& role) {
+  cmd.add_option("--config", a.config, "TOML config ([log], [bus])");
+  cmd.add_option("--connect", a.connect, "hub address, e.g. tcp://HOST:5555")->envname("CRUCIBLE_CONNECT");
+  cmd.add_option("--name", a.name, "unique name on the bus (default " + role + "-HOST-PID)");
+  cmd.add_option("--log-level", a.log_level, "trace, debug, info, warn, error");
+}
+
+int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, const role_args& a,
+          const spawn_service& spawn) {
+  auto file = cli::load_config(a.config);
+  if (!file) return 2;
+  logging::log_options log;
+  bus::peer_options peer;
+  std::string connect = "tcp://127.0.0.1:5555";
+  if (auto s = config::read(file->get("log"), log); !s) return cli::fail(s.error());
+  if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
+  if (!a.connect.empty()) connect = a.connect;
+  if (!a.log_level.empty()) log.level = a.log_level;
+  if (!a.name.empty()) peer.name = a.name;
+  if (peer.name.empty()) peer.name = cli::default_name(role);
+  peer.node = logging::host_name();
+  peer.role = wire_role;
+  peer.slots = slots;
+  if (auto s = logging::init(role, peer.node, log); !s) return cli::fail(s.error());
+  auto transport = bus::connect_peer_transport(connect, peer.name);
+  if (!transport) return cli::fail(transport.error());
+
+  cli::install_signal_handlers();
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto svc = spawn(sys, peer.name);
+  if (!svc) return cli::fail(svc.error());
+  peer.job_kinds = svc->job_kinds;
+  spdlog::info("{} {}: {}, serving {}", role, peer.name, svc->description, connect);
+  auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
+  int code = cli::wait_for_shutdown(sys, {worker, svc->actor});
+  caf::anon_send_exit(svc->actor, caf::exit_reason::user_shutdown);
+  return code;
+}
+
+}  // namespace crucible::roles
