@@ -21,6 +21,7 @@ result<protocol_options> protocol_by_name(std::string_view name) {
     p.correctness_trials = 1000;
     p.correctness_batch = 50;
     p.early_stop = false;
+    p.window_s = 1800;
     p.relative_variance = false;
     p.statistic = bucket_statistic::arithmetic;
     p.cpu_time_on_cpu = false;
