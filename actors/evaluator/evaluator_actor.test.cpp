@@ -13,7 +13,7 @@ TEST_CASE("the evaluator actor answers an evaluate request with an evaluation, a
   caf::actor_system sys{cfg};
   auto ev = spawn_evaluator(sys, evaluator_options{});
   caf::scoped_actor self{sys};
-  auto req = load_request(tasks / "sum_of_product/task.py", tasks / "sum_of_product/faster.py", "cpu", 3);
+  auto req = load_request(tasks / "chain_matmul/task.py", tasks / "chain_matmul/faster.py", "cpu", 3);
   REQUIRE(req.ok());
   const auto quick = protocol_by_name("quick").value();
   self->request(ev, caf::infinite, evaluate_atom::value, *req, quick)
