@@ -2,15 +2,21 @@
 find_package(doctest REQUIRED)
 include(doctest)
 
-# crucible_test(NAME SOURCES... LIBS ...): one doctest binary. A filter that
-# matches nothing must fail (doctest exits 0 then; see ../shared/deps.md).
+# crucible_test(NAME [SERIAL] SOURCES... LIBS ...): one doctest binary. A
+# filter that matches nothing must fail (doctest exits 0 then; see
+# ../shared/deps.md). SERIAL: its tests run with no other test beside them
+# (they time things, and a parallel test on a 2-core machine would be noise).
 function(crucible_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/doctest_main.cpp ${T_SOURCES})
   target_link_libraries(${name} PRIVATE doctest::doctest ${T_LIBS})
   target_compile_definitions(${name} PRIVATE
     CRUCIBLE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     CRUCIBLE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  set(serial FALSE)
+  if(T_SERIAL)
+    set(serial TRUE)
+  endif()
   doctest_discover_tests(${name}
-    PROPERTIES FAIL_REGULAR_EXPRESSION "test cases: +0 +[|]")
+    PROPERTIES FAIL_REGULAR_EXPRESSION "test cases: +0 +[|]" RUN_SERIAL ${serial})
 endfunction()

@@ -10,7 +10,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler python3-flatbuffers
   librocksdb-dev
   doctest-dev
-  libtorch-dev python3-torch python3-numpy
+  libtorch-dev python3-torch python3-numpy python3-dev pybind11-dev
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libcpp-httplib-dev libpcre2-dev libutf8proc-dev
 )
