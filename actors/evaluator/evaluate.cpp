@@ -64,6 +64,12 @@ class attempt {
     if (dev_.cuda) {
       how.cuda_visible_devices = std::to_string(dev_.index);
       how.limits.address_space_bytes = 0;
+      // Inside an unprivileged user namespace the NVIDIA driver cannot
+      // initialise (cudaGetDeviceCount: error 304 on the H200 machines), so a
+      // GPU worker runs without the user, network and mount namespaces; its
+      // other limits stay. actors/evaluator/README.md says what that leaves.
+      how.limits.isolate_network = false;
+      how.limits.read_only_filesystem = false;
     }
     auto started = worker_session::start(how);
     if (!started) return started.error();
