@@ -78,12 +78,6 @@ class zmq_hub_transport final : public transport {
     router_.set(zmq::sockopt::router_mandatory, 1);
     // A restarted peer reconnects under the same name: let it take over.
     router_.set(zmq::sockopt::router_handover, 1);
-    if (!o.curve_server_secret.empty()) {
-      for (auto* s : {&router_, &xsub_, &xpub_}) {
-        s->set(zmq::sockopt::curve_server, 1);
-        s->set(zmq::sockopt::curve_secretkey, o.curve_server_secret);
-      }
-    }
   }
 
   status bind() {
@@ -196,13 +190,6 @@ class zmq_peer_transport final : public transport {
         sub_(process_context(), zmq::socket_type::sub) {
     for (auto* s : {&dealer_, &pub_, &sub_}) set_common(*s, o);
     dealer_.set(zmq::sockopt::routing_id, name_);
-    if (!o.curve_server_public.empty()) {
-      for (auto* s : {&dealer_, &pub_, &sub_}) {
-        s->set(zmq::sockopt::curve_serverkey, o.curve_server_public);
-        s->set(zmq::sockopt::curve_publickey, o.curve_client_public);
-        s->set(zmq::sockopt::curve_secretkey, o.curve_client_secret);
-      }
-    }
   }
 
   status connect() {

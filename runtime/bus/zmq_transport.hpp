@@ -16,10 +16,6 @@ struct zmq_options {
   int send_high_water = 100'000;   // messages queued per peer before send fails (ZMQ_SNDHWM)
   int receive_high_water = 100'000;  // ZMQ_RCVHWM
   int linger_ms = 200;             // how long close() waits to flush (ZMQ_LINGER)
-  std::string curve_server_secret;   // Z85; when set, the hub requires CURVE
-  std::string curve_server_public;   // Z85; peers need it to connect
-  std::string curve_client_secret;   // Z85 peer keys
-  std::string curve_client_public;
 };
 
 // The hub's end. Errors: errc::io naming the address that could not be bound.
