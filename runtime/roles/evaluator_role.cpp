@@ -38,24 +38,46 @@ result<std::string> task_source(const fs::path& root, std::string_view task_id) 
   return make_error(errc::not_found, "no task '" + std::string(task_id) + "' under " + root.string());
 }
 
+// One line of `nvidia-smi --query-gpu=FIELDS --format=csv,noheader,nounits`
+// for the device, or "" when nvidia-smi is not there.
+std::string query_gpu(const ev::device_spec& d, const std::string& fields) {
+  std::string cmd = "nvidia-smi --query-gpu=" + fields + " --format=csv,noheader,nounits -i " +
+                    std::to_string(d.index) + " 2>/dev/null";
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
 // What verify jobs for this device are called: same model, another evaluator.
 std::string device_model(const ev::device_spec& d) {
   if (!d.cuda) return "cpu";
-  std::string cmd = "nvidia-smi --query-gpu=name --format=csv,noheader -i " + std::to_string(d.index) + " 2>/dev/null";
-  std::string name;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof buf, p)) name += buf;
-    ::pclose(p);
-  }
-  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  std::string name = query_gpu(d, "name");
   return name.empty() ? "cuda" : name;
+}
+
+// The GPU's SM clock (MHz) and temperature (C) as a measurement starts,
+// recorded with its result; zeros on CPU.
+struct gpu_state {
+  std::uint32_t clock_mhz = 0;
+  std::int32_t temperature_c = 0;
+};
+gpu_state read_gpu_state(const ev::device_spec& d) {
+  gpu_state g;
+  if (!d.cuda) return g;
+  std::string line = query_gpu(d, "clocks.sm,temperature.gpu");
+  std::sscanf(line.c_str(), "%u, %d", &g.clock_mhz, &g.temperature_c);
+  return g;
 }
 
 msg::EvalStatus wire_status(ev::eval_status s) { return static_cast<msg::EvalStatus>(static_cast<int>(s)); }
 
 bus::bytes measurement_envelope(const ev::evaluation& e, const msg::Candidate& c, const std::string& evaluator,
-                                const std::string& model, bool verify) {
+                                const std::string& model, bool verify, gpu_state gpu) {
   messages::envelope_writer w;
   auto& fbb = w.fbb();
   std::vector<flatbuffers::Offset<flatbuffers::String>> fired;
@@ -64,15 +86,16 @@ bus::bytes measurement_envelope(const ev::evaluation& e, const msg::Candidate& c
       fbb, fbb.CreateString(str(c.candidate_id())), fbb.CreateString(str(c.task_id())), wire_status(e.status),
       fbb.CreateString(e.reason), e.speedup_raw, e.reward, fbb.CreateVector(e.bucket_means), e.bucket_variance,
       static_cast<std::uint32_t>(e.rounds), e.correctness_trials, e.ref_us, e.cand_us, fbb.CreateString(e.device),
-      fbb.CreateString(model), fbb.CreateString(evaluator), e.duration_s, e.seed, fbb.CreateVector(fired), verify);
+      fbb.CreateString(model), fbb.CreateString(evaluator), e.duration_s, e.seed, fbb.CreateVector(fired), verify,
+      gpu.clock_mhz, gpu.temperature_c);
   return w.finish(m, evaluator, str(c.candidate_id()));
 }
 
 class evaluator_handler final : public node::job_handler {
  public:
-  evaluator_handler(caf::actor_system& sys, ev::evaluator_actor actor, fs::path tasks, std::string device,
+  evaluator_handler(caf::actor_system& sys, ev::evaluator_actor actor, fs::path tasks, ev::device_spec device,
                     std::string model, ev::protocol_options protocol, std::string name)
-      : sys_(sys), actor_(std::move(actor)), tasks_(std::move(tasks)), device_(std::move(device)),
+      : sys_(sys), actor_(std::move(actor)), tasks_(std::move(tasks)), spec_(device), device_(device.text()),
         model_(std::move(model)), protocol_(std::move(protocol)), name_(std::move(name)) {}
 
   void run(const bus::worker_session::job_request& job, done_fn done) override {
@@ -93,12 +116,14 @@ class evaluator_handler final : public node::job_handler {
     // One seed per candidate, recorded with the result; a verification uses another.
     req.seed = std::hash<std::string>{}(std::string(str(c->candidate_id())) + (verify ? "/verify" : ""));
     auto candidate = bus::bytes(job.payload);
+    gpu_state gpu = read_gpu_state(spec_);
     node::ask<ev::evaluation>(
         sys_, actor_,
-        [done, candidate, name = name_, model = model_, verify](ev::evaluation& e) {
+        [done, candidate, name = name_, model = model_, verify, gpu](ev::evaluation& e) {
           auto cenv = messages::open(candidate);
           spdlog::info("{}", e.text());
-          done(msg::JobStatus::Ok, measurement_envelope(e, *(*cenv)->payload_as_Candidate(), name, model, verify), {});
+          done(msg::JobStatus::Ok,
+               measurement_envelope(e, *(*cenv)->payload_as_Candidate(), name, model, verify, gpu), {});
         },
         [done](const caf::error& e) { done(msg::JobStatus::Failed, {}, caf::to_string(e)); },
         ev::evaluate_atom::value, std::move(req), protocol_);
@@ -108,6 +133,7 @@ class evaluator_handler final : public node::job_handler {
   caf::actor_system& sys_;
   ev::evaluator_actor actor_;
   fs::path tasks_;
+  ev::device_spec spec_;
   std::string device_, model_;
   ev::protocol_options protocol_;
   std::string name_;
@@ -130,7 +156,7 @@ result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_
     return make_error(errc::invalid_argument, "tasks folder '" + o.tasks.string() + "' is not a directory");
   std::string model = device_model(*device);
   auto actor = ev::spawn_evaluator(sys, ev::evaluator_options{});
-  return service{std::make_shared<evaluator_handler>(sys, actor, o.tasks, device->text(), model, *protocol, name),
+  return service{std::make_shared<evaluator_handler>(sys, actor, o.tasks, *device, model, *protocol, name),
                  {"measure", "verify:" + model},
                  caf::actor_cast<caf::actor>(actor),
                  "evaluator on " + device->text() + " (" + model + "), protocol " + protocol->name + ", tasks under " +
