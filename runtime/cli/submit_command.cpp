@@ -2,6 +2,8 @@
 // (resending as the protocol says); prints a summary with throughput and
 // round-trip latency. Used by the integration tests and tools/bench_bus.sh.
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -17,10 +19,27 @@ namespace crucible::cli {
 namespace {
 struct submit_args {
   std::string connect = "tcp://127.0.0.1:5555", name, kind = "echo", payload, id_prefix, log_level = "warn";
+  std::string candidate, task;  // a Candidate payload (measure jobs)
+  bool print_results = false;
   std::uint64_t count = 1, payload_bytes = 0, in_flight = 256;
   double timeout_s = 60;
   bool json = false;
 };
+
+// One result as JSON: its status, and the measurement when it carries one.
+nlohmann::json result_json(const bus::client_session::job_result& r) {
+  nlohmann::json j = {{"id", r.id}, {"status", msg::EnumNameJobStatus(r.status)}, {"worker", r.worker},
+                      {"error", r.error}, {"payload_bytes", r.payload.size()}};
+  auto env = messages::open(r.payload);
+  if (env && (*env)->payload_type() == msg::Payload::Measurement) {
+    auto* m = (*env)->payload_as_Measurement();
+    j["measurement"] = {{"status", msg::EnumNameEvalStatus(m->status())}, {"reward", m->reward()},
+                        {"speedup_raw", m->speedup_raw()}, {"rounds", m->rounds()},
+                        {"device", messages::str(m->device())}, {"evaluator", messages::str(m->evaluator())},
+                        {"reason", messages::str(m->reason())}};
+  }
+  return j;
+}
 
 int run_submit(const submit_args& a) {
   logging::log_options log;
@@ -36,6 +55,17 @@ int run_submit(const submit_args& a) {
   bus::bytes payload(a.payload.begin(), a.payload.end());
   if (a.payload.empty()) payload.assign(a.payload_bytes, 0x5a);
   std::string prefix = a.id_prefix.empty() ? options.name + "-" : a.id_prefix;
+  if (!a.candidate.empty()) {
+    std::ifstream in(a.candidate);
+    if (!in) return fail("--candidate '" + a.candidate + "' cannot be read");
+    std::stringstream code;
+    code << in.rdbuf();
+    messages::envelope_writer w;
+    auto& fbb = w.fbb();
+    auto c = msg::CreateCandidate(fbb, fbb.CreateString(prefix + "candidate"), fbb.CreateString(a.task),
+                                  fbb.CreateString(code.str()));
+    payload = w.finish(c, options.name, prefix + "candidate");
+  }
   std::vector<node::job_spec> jobs;
   jobs.reserve(a.count);
   for (std::uint64_t i = 0; i < a.count; ++i) jobs.push_back({prefix + std::to_string(i), a.kind, payload});
@@ -44,8 +74,9 @@ int run_submit(const submit_args& a) {
   run.in_flight = a.in_flight;
   run.timeout = std::chrono::duration<double>(a.timeout_s);
   run.cancelled = shutdown_requested;
-  run.on_result = [](const bus::client_session::job_result& r) {
+  run.on_result = [&a](const bus::client_session::job_result& r) {
     if (r.status != msg::JobStatus::Ok) spdlog::warn("job {} failed on {}: {}", r.id, r.worker, r.error);
+    if (a.print_results) std::printf("%s\n", result_json(r).dump().c_str());
   };
   auto rep = node::run_jobs(**transport, options, jobs, run);
   if (a.json) {
@@ -75,6 +106,9 @@ command add_submit_command(CLI::App& app) {
   cmd->add_option("--kind", a->kind, "job kind (default echo)");
   cmd->add_option("--payload", a->payload, "payload text (sleep jobs: milliseconds)");
   cmd->add_option("--payload-bytes", a->payload_bytes, "payload of this many bytes instead");
+  cmd->add_option("--candidate", a->candidate, "payload: a Candidate with this file's code (with --task)");
+  cmd->add_option("--task", a->task, "the task id of --candidate (e.g. cpu/gelu_tanh)");
+  cmd->add_flag("--print-results", a->print_results, "print each result as one JSON line");
   cmd->add_option("--id-prefix", a->id_prefix, "job ids are PREFIX0, PREFIX1, ... (default NAME-)");
   cmd->add_option("--in-flight", a->in_flight, "most jobs outstanding at once (default 256)");
   cmd->add_option("--timeout-s", a->timeout_s, "give up after this many seconds (default 60)");

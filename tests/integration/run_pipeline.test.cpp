@@ -36,3 +36,28 @@ TEST_CASE("crucible run measures candidates through the hub and stores the succe
   }
   CHECK(summary["draws"]["cpu/gelu_tanh"].size() == static_cast<std::size_t>(successes));
 }
+
+TEST_CASE("an evaluator process joins a hub and measures a submitted candidate") {
+  std::string dir = temp_dir("evaluator");
+  std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
+  std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
+  child hub(crucible_binary(), {"hub", "--bind", address, "--ledger", dir + "/ledger"}, dir + "/hub.log");
+  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 10s));
+  child evaluator(crucible_binary(),
+                  {"evaluator", "--connect", address, "--name", "ev", "--tasks", tasks, "--protocol", "quick"},
+                  dir + "/evaluator.log");
+  REQUIRE(wait_for_text(dir + "/hub.log", "registered Evaluator 'ev'", 10s));
+  child client(crucible_binary(),
+               {"submit", "--connect", address, "--kind", "measure", "--task", "cpu/gelu_tanh", "--candidate",
+                tasks + "/cpu/gelu_tanh/incorrect.py", "--print-results", "--timeout-s", "120"},
+               dir + "/client.out");
+  REQUIRE(client.wait(150s) == 0);
+  auto out = read_file(dir + "/client.out");
+  auto line = out.substr(out.find('{'));  // the first result line
+  auto result = nlohmann::json::parse(line.substr(0, line.find('\n')));
+  CHECK(result["status"] == "Ok");
+  CHECK(result["worker"] == "ev");
+  CHECK(result["measurement"]["status"] == "Incorrect");
+  CHECK(result["measurement"]["reward"] == 0.0);
+  CHECK(result["measurement"]["evaluator"] == "ev");
+}
