@@ -67,7 +67,70 @@ status send_error(const std::string& what, const zmq::error_t& e) {
   return make_error(code, what + ": " + e.what());
 }
 
-class zmq_hub_transport final : public transport {
+// What the hub's and a peer's ends share: waking, the poll-and-drain loop of
+// receive(), and publishing and reading events ([topic][data] messages).
+class zmq_endpoint : public transport {
+ public:
+  status receive(std::vector<frame>& out, std::size_t max, std::chrono::milliseconds timeout) final {
+    std::size_t start = out.size();
+    try {
+      drain(out, start, max);
+      if (out.size() > start) return {};
+      auto items = poll_items();
+      items.push_back({nullptr, wake_.fd(), ZMQ_POLLIN, 0});
+      zmq::poll(items.data(), items.size(), timeout);
+      if (items.back().revents & ZMQ_POLLIN) wake_.drain();
+      drain(out, start, max);
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) return {};
+      return make_error(errc::io, "receive on " + describe() + ": " + e.what());
+    }
+    return {};
+  }
+
+  void wake() final { wake_.signal(); }
+
+ protected:
+  // The sockets to poll (the wake fd is added by receive()).
+  virtual std::vector<zmq::pollitem_t> poll_items() = 0;
+  // Reads at most one message from each socket; false when none had one.
+  virtual bool drain_once(std::vector<frame>& out) = 0;
+
+  static status publish_on(zmq::socket_t& s, std::string_view topic, std::span<const std::uint8_t> data) {
+    try {
+      s.send(zmq::buffer(topic.data(), topic.size()), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+      s.send(zmq::buffer(data.data(), data.size()), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t& e) {
+      return send_error("publish on '" + std::string(topic) + "'", e);
+    }
+    return {};
+  }
+
+  // One event from s, if there is one. A malformed one arrives empty, for
+  // the verifier to refuse and count.
+  static bool read_event(zmq::socket_t& s, std::vector<frame>& out) {
+    auto ev = recv_parts(s);
+    if (ev.empty()) return false;
+    frame f;
+    f.via = channel::event;
+    if (ev.size() == 2) {
+      f.topic.assign(static_cast<const char*>(ev[0].data()), ev[0].size());
+      f.data = to_bytes(ev[1]);
+    }
+    out.push_back(std::move(f));
+    return true;
+  }
+
+ private:
+  void drain(std::vector<frame>& out, std::size_t start, std::size_t max) {
+    while (out.size() - start < max && drain_once(out)) {
+    }
+  }
+
+  wake_fd wake_;
+};
+
+class zmq_hub_transport final : public zmq_endpoint {
  public:
   zmq_hub_transport(hub_endpoints ep, const zmq_options& o)
       : ep_(std::move(ep)),
@@ -107,80 +170,42 @@ class zmq_hub_transport final : public transport {
   }
 
   status publish(std::string_view topic, std::span<const std::uint8_t> data) override {
-    try {
-      xpub_.send(zmq::buffer(topic.data(), topic.size()), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-      xpub_.send(zmq::buffer(data.data(), data.size()), zmq::send_flags::dontwait);
-    } catch (const zmq::error_t& e) {
-      return send_error("publish on '" + std::string(topic) + "'", e);
-    }
-    return {};
+    return publish_on(xpub_, topic, data);
   }
 
   // The hub receives every published event (its XSUB asks for all of them).
   status subscribe(std::string_view) override { return {}; }
 
-  status receive(std::vector<frame>& out, std::size_t max, std::chrono::milliseconds timeout) override {
-    zmq::pollitem_t items[] = {
-        {router_.handle(), 0, ZMQ_POLLIN, 0},
-        {xsub_.handle(), 0, ZMQ_POLLIN, 0},
-        {xpub_.handle(), 0, ZMQ_POLLIN, 0},
-        {nullptr, wake_.fd(), ZMQ_POLLIN, 0},
-    };
-    std::size_t start = out.size();
-    try {
-      drain(out, start, max);
-      if (out.size() > start) return {};
-      zmq::poll(items, 4, timeout);
-      if (items[3].revents & ZMQ_POLLIN) wake_.drain();
-      drain(out, start, max);
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) return {};
-      return make_error(errc::io, std::string("receive on hub: ") + e.what());
-    }
-    return {};
-  }
-
-  void wake() override { wake_.signal(); }
-
   std::string describe() const override { return "zmq hub " + ep_.direct; }
 
  private:
-  void drain(std::vector<frame>& out, std::size_t start, std::size_t max) {
-    bool progress = true;
-    while (progress && out.size() - start < max) {
-      progress = false;
-      auto parts = recv_parts(router_);
-      if (!parts.empty()) {
-        progress = true;
-        frame f;
-        f.peer.assign(static_cast<const char*>(parts[0].data()), parts[0].size());
-        // A well-formed DEALER message is [id][data]; anything else arrives
-        // as an empty frame, which the verifier refuses and counts.
-        if (parts.size() == 2) f.data = to_bytes(parts[1]);
-        out.push_back(std::move(f));
-      }
-      auto ev = recv_parts(xsub_);
-      if (!ev.empty()) {
-        progress = true;
-        frame f;
-        f.via = channel::event;
-        if (ev.size() == 2) {
-          f.topic.assign(static_cast<const char*>(ev[0].data()), ev[0].size());
-          f.data = to_bytes(ev[1]);
-        }
-        out.push_back(std::move(f));
-      }
-      // Subscription notices: XPUB already filters per subscriber.
-      if (!recv_parts(xpub_).empty()) progress = true;
+  std::vector<zmq::pollitem_t> poll_items() override {
+    return {{router_.handle(), 0, ZMQ_POLLIN, 0}, {xsub_.handle(), 0, ZMQ_POLLIN, 0}, {xpub_.handle(), 0, ZMQ_POLLIN, 0}};
+  }
+
+  bool drain_once(std::vector<frame>& out) override {
+    bool progress = false;
+    auto parts = recv_parts(router_);
+    if (!parts.empty()) {
+      progress = true;
+      frame f;
+      f.peer.assign(static_cast<const char*>(parts[0].data()), parts[0].size());
+      // A well-formed DEALER message is [id][data]; anything else arrives
+      // as an empty frame, which the verifier refuses and counts.
+      if (parts.size() == 2) f.data = to_bytes(parts[1]);
+      out.push_back(std::move(f));
     }
+    if (read_event(xsub_, out)) progress = true;
+    // Subscription notices: XPUB already filters per subscriber.
+    if (!recv_parts(xpub_).empty()) progress = true;
+    return progress;
   }
 
   hub_endpoints ep_;
   zmq::socket_t router_, xsub_, xpub_;
-  wake_fd wake_;
 };
 
-class zmq_peer_transport final : public transport {
+class zmq_peer_transport final : public zmq_endpoint {
  public:
   zmq_peer_transport(hub_endpoints ep, std::string name, const zmq_options& o)
       : ep_(std::move(ep)),
@@ -214,13 +239,7 @@ class zmq_peer_transport final : public transport {
   }
 
   status publish(std::string_view topic, std::span<const std::uint8_t> data) override {
-    try {
-      pub_.send(zmq::buffer(topic.data(), topic.size()), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-      pub_.send(zmq::buffer(data.data(), data.size()), zmq::send_flags::dontwait);
-    } catch (const zmq::error_t& e) {
-      return send_error("publish on '" + std::string(topic) + "'", e);
-    }
-    return {};
+    return publish_on(pub_, topic, data);
   }
 
   status subscribe(std::string_view prefix) override {
@@ -232,60 +251,29 @@ class zmq_peer_transport final : public transport {
     return {};
   }
 
-  status receive(std::vector<frame>& out, std::size_t max, std::chrono::milliseconds timeout) override {
-    zmq::pollitem_t items[] = {
-        {dealer_.handle(), 0, ZMQ_POLLIN, 0},
-        {sub_.handle(), 0, ZMQ_POLLIN, 0},
-        {nullptr, wake_.fd(), ZMQ_POLLIN, 0},
-    };
-    std::size_t start = out.size();
-    try {
-      drain(out, start, max);
-      if (out.size() > start) return {};
-      zmq::poll(items, 3, timeout);
-      if (items[2].revents & ZMQ_POLLIN) wake_.drain();
-      drain(out, start, max);
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) return {};
-      return make_error(errc::io, std::string("receive at ") + name_ + ": " + e.what());
-    }
-    return {};
-  }
-
-  void wake() override { wake_.signal(); }
-
   std::string describe() const override { return "zmq peer " + name_ + " -> " + ep_.direct; }
 
  private:
-  void drain(std::vector<frame>& out, std::size_t start, std::size_t max) {
-    bool progress = true;
-    while (progress && out.size() - start < max) {
-      progress = false;
-      auto parts = recv_parts(dealer_);
-      if (!parts.empty()) {
-        progress = true;
-        frame f;
-        if (parts.size() == 1) f.data = to_bytes(parts[0]);
-        out.push_back(std::move(f));
-      }
-      auto ev = recv_parts(sub_);
-      if (!ev.empty()) {
-        progress = true;
-        frame f;
-        f.via = channel::event;
-        if (ev.size() == 2) {
-          f.topic.assign(static_cast<const char*>(ev[0].data()), ev[0].size());
-          f.data = to_bytes(ev[1]);
-        }
-        out.push_back(std::move(f));
-      }
+  std::vector<zmq::pollitem_t> poll_items() override {
+    return {{dealer_.handle(), 0, ZMQ_POLLIN, 0}, {sub_.handle(), 0, ZMQ_POLLIN, 0}};
+  }
+
+  bool drain_once(std::vector<frame>& out) override {
+    bool progress = false;
+    auto parts = recv_parts(dealer_);
+    if (!parts.empty()) {
+      progress = true;
+      frame f;
+      if (parts.size() == 1) f.data = to_bytes(parts[0]);
+      out.push_back(std::move(f));
     }
+    if (read_event(sub_, out)) progress = true;
+    return progress;
   }
 
   hub_endpoints ep_;
   std::string name_;
   zmq::socket_t dealer_, pub_, sub_;
-  wake_fd wake_;
 };
 
 }  // namespace
