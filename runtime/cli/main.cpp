@@ -62,5 +62,5 @@ int main(int argc, char** argv) {
   }
   for (auto& c : commands)
     if (c.app->parsed()) return c.run();
-  return 2;
+  return 0;  // a tool that ran from its own callback and succeeded (failures throw)
 }

@@ -1,0 +1,87 @@
+// The exemplar store as a service on the bus, with kill -9: inserts
+// acknowledged through the hub are all in the store after the exemplar
+// process is killed mid-stream and restarted, each exactly once.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "messages/codec.hpp"
+#include "runtime/bus/zmq_transport.hpp"
+#include "runtime/node/job_runner.hpp"
+#include "tests/support/process.hpp"
+
+using namespace crucible;
+using namespace crucible::testing;
+using namespace std::chrono_literals;
+
+namespace {
+bus::bytes settlement(const std::string& id, const std::string& task, double reward) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  auto s = msg::CreateSettlement(fbb, fbb.CreateString(id), fbb.CreateString(task), 0, msg::SettlementStatus::Success,
+                                 reward, reward, true, 0, fbb.CreateString("code of " + id));
+  return w.finish(s, "test", id);
+}
+}  // namespace
+
+TEST_CASE("an exemplar service killed with kill -9 mid-stream loses no acknowledged insert and counts none twice") {
+  std::string dir = temp_dir("exemplar-service");
+  std::string config = dir + "/fast.toml";
+  std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 800\n"
+                           "[bus]\nheartbeat_ms = 100\ndead_after_ms = 800\nretry_ms = 300\n";
+  std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
+  child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
+            dir + "/hub.log");
+  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 10s));
+  auto exemplar = [&](const std::string& log) {
+    return std::make_unique<child>(crucible_binary(),
+                                   std::vector<std::string>{"exemplar", "--config", config, "--connect", address,
+                                                            "--name", "exemplar", "--db", dir + "/db"},
+                                   dir + "/" + log);
+  };
+  auto first = exemplar("exemplar1.log");
+  REQUIRE(wait_for_text(dir + "/hub.log", "registered Exemplar 'exemplar'", 10s));
+
+  const int n = 400;
+  std::vector<node::job_spec> jobs;
+  for (int i = 0; i < n; ++i) {
+    std::string id = "cand-" + std::to_string(i);
+    jobs.push_back({"insert/" + id, "exemplar.insert", settlement(id, "task-" + std::to_string(i % 4), 1.0 + (i % 37) * 0.1)});
+  }
+  auto transport = bus::connect_peer_transport(address, "client");
+  REQUIRE(transport.ok());
+  std::unique_ptr<child> second;
+  int results = 0;
+  node::job_run_options run;
+  run.in_flight = 32;
+  run.timeout = 90s;
+  run.on_result = [&](const bus::client_session::job_result& r) {
+    CHECK_MESSAGE(r.status == msg::JobStatus::Ok, r.id << ": " << r.error);
+    if (++results == n / 4) {  // a quarter acknowledged: kill -9, then a new process on the same store
+      first->kill9();
+      second = exemplar("exemplar2.log");
+    }
+  };
+  auto report = node::run_jobs(**transport, {.name = "client", .node = "test"}, jobs, run);
+  CHECK(report.completed == static_cast<std::uint64_t>(n));
+  CHECK(report.missing == 0);
+  REQUIRE(second != nullptr);
+  second->terminate();
+  REQUIRE(second->wait(10s) == 0);
+
+  child stats(crucible_binary(), {"exemplars", "stats", "--db", dir + "/db", "--json"}, dir + "/stats.json");
+  REQUIRE(stats.wait(30s) == 0);
+  auto text = read_file(dir + "/stats.json");
+  auto j = nlohmann::json::parse(text.substr(text.find('{')));
+  int total = 0;
+  for (auto& t : j["tasks"]) {
+    int in_buckets = 0;
+    for (auto& b : t["buckets"]) in_buckets += b["count"].get<int>();
+    CHECK(in_buckets == t["exemplars"].get<int>());
+    total += t["exemplars"].get<int>();
+  }
+  CHECK(total == n);
+}
