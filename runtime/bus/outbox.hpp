@@ -1,5 +1,5 @@
-// What a protocol core wants sent: the bus loop (or a test) drains it into a
-// transport. Cores never touch a transport themselves.
+// What a protocol core wants sent: the actor that owns the transport (or a
+// test) drains it into the transport. Cores never touch a transport themselves.
 #pragma once
 
 #include <string>

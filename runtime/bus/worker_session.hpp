@@ -2,7 +2,7 @@
 // no I/O: registers, reports free slots and the jobs it holds, takes jobs
 // the hub dispatches (each once, whatever is re-delivered), and resends each
 // result until the hub acknowledges it. The worker's actor drives it from
-// the bus loop; tests drive it message by message.
+// its transport; tests drive it message by message.
 #pragma once
 
 #include <chrono>
