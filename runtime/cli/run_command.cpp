@@ -157,18 +157,24 @@ int run_main(const run_args& a) {
     return {};
   };
   for (std::uint32_t i = 0; i < run.evaluators; ++i) {
-    roles::evaluator_service_options eo{.device = "cpu", .tasks = run.tasks_dir, .protocol = run.protocol};
+    roles::evaluator_service_options eo;
+    eo.tasks = run.tasks_dir;
+    eo.protocol = run.protocol;
     std::string name = "evaluator-" + std::to_string(i);
     if (auto s = host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)); !s)
       return fail(s.error());
   }
-  roles::exemplar_service_options xo{.db_dir = dir + "/exemplars", .temperature = run.temperature};
+  roles::exemplar_service_options xo;
+  xo.db_dir = dir + "/exemplars";
+  xo.temperature = run.temperature;
   if (auto s = host("exemplar", msg::Role::Exemplar, 16, roles::spawn_exemplar_service(sys, xo, "exemplar")); !s)
     return fail(s.error());
 
   auto client_transport = bus::connect_peer_transport(hub_opts.bind, "run-client");
   if (!client_transport) return fail(client_transport.error());
-  bus::peer_options client{.name = "run-client", .node = logging::host_name()};
+  bus::peer_options client;
+  client.name = "run-client";
+  client.node = logging::host_name();
   std::printf("crucible run: %zu candidates of %zu tasks through the hub to %u evaluator(s), protocol %s\n",
               measure_jobs.size(), run.tasks.size(), run.evaluators, run.protocol.c_str());
   std::printf("%-34s %-14s %7s %9s %8s  %s\n", "candidate", "status", "reward", "speedup", "rounds", "reason");

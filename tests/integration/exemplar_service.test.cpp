@@ -65,7 +65,10 @@ TEST_CASE("an exemplar service killed with kill -9 mid-stream loses no acknowled
       second = exemplar("exemplar2.log");
     }
   };
-  auto report = node::run_jobs(**transport, {.name = "client", .node = "test"}, jobs, run);
+  bus::peer_options client;
+  client.name = "client";
+  client.node = "test";
+  auto report = node::run_jobs(**transport, client, jobs, run);
   CHECK(report.completed == static_cast<std::uint64_t>(n));
   CHECK(report.missing == 0);
   REQUIRE(second != nullptr);
