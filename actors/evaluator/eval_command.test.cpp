@@ -48,7 +48,8 @@ TEST_CASE("crucible eval reports a measured candidate with its buckets") {
   CHECK(code == 0);
   const auto j = nlohmann::json::parse(out);
   CHECK(j["status"] == "ok");
-  CHECK(j["reward"] == 1.0);
+  CHECK(j["reward"].get<double>() >= 0.99);  // identity: within one rounding step (see evaluate.test.cpp)
+  CHECK(j["reward"].get<double>() <= 1.01);
   CHECK(j["bucket_means"].size() == 7);
   CHECK(j["rounds"].get<int>() >= 70);
 }
