@@ -1,38 +1,102 @@
-// crucible-bench-eval: evaluator throughput on this machine's CPU backend.
+// crucible-bench-eval: evaluator throughput (evaluations per hour) on the CPU
+// backend or on one GPU, with compile-cache hits counted.
 //
-//   crucible-bench-eval [--protocol default] [--repeat 1] [--variants faster,equal,...]
-//                       [--tasks configs/tasks/cpu] [--cache-dir DIR]
+//   crucible-bench-eval [--protocol default] [--repeat 1] [--device cpu|cuda:N]
+//                       [--variants faster,equal,...] [--tasks configs/tasks/cpu]
+//                       [--jobs FILE] [--json-out FILE] [--cache-dir DIR]
 //
-// Evaluates every listed variant of every task in the task set (one
+// Without --jobs: every listed variant of every task in the task set (one
 // evaluator, one worker core, sequentially), then the inline-extension
-// candidate twice with a fresh compile cache (one miss, one hit), and prints
-// a Markdown table: evaluations per hour overall and per status, median
-// seconds per evaluation, compile-cache hits and misses.
+// candidate twice with a fresh compile cache (one miss, one hit).
+// With --jobs FILE: the evaluations that FILE lists, one `NAME TASK CANDIDATE`
+// a line ('#' starts a comment; paths relative to the file's folder), e.g.
+// tools/gpu/kernelbench_eval.sh's KernelBench candidates on an H200.
+// --repeat N runs the whole list N times in turn (repeats spread in time).
+// Prints a Markdown table: evaluations per hour overall and per status,
+// median seconds per evaluation, compile-cache hits and misses; --json-out
+// writes each evaluation's JSON (crucible eval --json) with "job" and
+// "repeat" added, one a line.
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/evaluator/evaluate.hpp"
 #include "actors/evaluator/scratch.hpp"
 #include "actors/evaluator/statistics.hpp"
 
 using namespace crucible::evaluator;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct bench_job {
+  std::string name;
+  fs::path task, candidate;
+};
+
+// The task set's variants (and its inline candidate twice, cold then cached).
+std::vector<bench_job> task_set_jobs(const fs::path& tasks_dir, const std::vector<std::string>& variants) {
+  std::vector<fs::path> task_dirs;
+  for (auto& d : fs::directory_iterator(tasks_dir))
+    if (fs::exists(d.path() / "task.py")) task_dirs.push_back(d.path());
+  std::sort(task_dirs.begin(), task_dirs.end());
+  std::vector<bench_job> jobs;
+  for (auto& d : task_dirs)
+    for (auto& v : variants)
+      if (fs::exists(d / (v + ".py"))) jobs.push_back({d.filename().string() + "/" + v, d / "task.py", d / (v + ".py")});
+  return jobs;
+}
+
+// `NAME TASK CANDIDATE` lines. Errors: not_found (file), invalid_argument
+// (a line without three fields, or a file it names that does not exist).
+crucible::result<std::vector<bench_job>> read_jobs(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return crucible::make_error(crucible::errc::not_found, "cannot read jobs file " + file.string());
+  std::vector<bench_job> jobs;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream fields(line);
+    bench_job j;
+    std::string task, cand, extra;
+    if (!(fields >> j.name)) continue;
+    if (!(fields >> task >> cand) || (fields >> extra))
+      return crucible::make_error(crucible::errc::invalid_argument,
+                                  fmt::format("{}:{}: want `NAME TASK CANDIDATE`", file.string(), n));
+    j.task = fs::absolute(file).parent_path() / task;
+    j.candidate = fs::absolute(file).parent_path() / cand;
+    for (auto& p : {j.task, j.candidate})
+      if (!fs::exists(p))
+        return crucible::make_error(crucible::errc::invalid_argument,
+                                    fmt::format("{}:{}: no such file {}", file.string(), n, p.string()));
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"crucible-bench-eval: evaluator throughput on CPU"};
+  CLI::App app{"crucible-bench-eval: evaluator throughput"};
   std::string protocol_name = "default";
   std::string tasks_dir = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks/cpu";
-  std::string cache_dir;
+  std::string cache_dir, jobs_file, json_out, device = "cpu";
   int repeat = 1;
   std::vector<std::string> variants{"faster", "equal", "slower", "incorrect", "crashing", "hanging", "not_compiling"};
   app.add_option("--protocol", protocol_name)->capture_default_str();
   app.add_option("--repeat", repeat)->capture_default_str();
+  app.add_option("--device", device)->capture_default_str();
   app.add_option("--variants", variants)->delimiter(',');
   app.add_option("--tasks", tasks_dir)->capture_default_str();
+  app.add_option("--jobs", jobs_file, "Evaluate these `NAME TASK CANDIDATE` lines instead of the task set");
+  app.add_option("--json-out", json_out, "Write each evaluation's JSON here, one a line");
   app.add_option("--cache-dir", cache_dir, "Compile cache root (default: a fresh temporary one)");
   CLI11_PARSE(app, argc, argv);
 
@@ -44,7 +108,7 @@ int main(int argc, char** argv) {
   std::optional<scratch_dir> fresh_cache;
   evaluator_options opt;
   if (cache_dir.empty()) {
-    auto d = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-bench-eval", "cache");
+    auto d = scratch_dir::create(fs::temp_directory_path() / "crucible-bench-eval", "cache");
     if (!d) return 2;
     fresh_cache.emplace(std::move(d.value()));
     opt.compile.root = fresh_cache->path();
@@ -53,26 +117,33 @@ int main(int argc, char** argv) {
   }
   evaluator ev(opt);
 
-  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> jobs;
-  std::vector<std::filesystem::path> task_dirs;
-  for (auto& d : std::filesystem::directory_iterator(tasks_dir))
-    if (std::filesystem::exists(d.path() / "task.py")) task_dirs.push_back(d.path());
-  std::sort(task_dirs.begin(), task_dirs.end());
+  std::vector<bench_job> list;
+  if (jobs_file.empty()) {
+    list = task_set_jobs(tasks_dir, variants);
+  } else {
+    auto read = read_jobs(jobs_file);
+    if (!read) {
+      std::cerr << read.error().text() << "\n";
+      return 2;
+    }
+    list = std::move(read.value());
+  }
+  std::vector<std::pair<int, bench_job>> jobs;
   for (int r = 0; r < repeat; ++r)
-    for (auto& d : task_dirs)
-      for (auto& v : variants)
-        if (std::filesystem::exists(d / (v + ".py"))) jobs.emplace_back(d / "task.py", d / (v + ".py"));
-  for (auto& d : task_dirs)
-    if (std::filesystem::exists(d / "inline_kernel.py"))
-      for (int i = 0; i < 2; ++i) jobs.emplace_back(d / "task.py", d / "inline_kernel.py");
+    for (auto& j : list) jobs.emplace_back(r, j);
+  if (jobs_file.empty())
+    for (auto& j : task_set_jobs(tasks_dir, {"inline_kernel"}))
+      for (int i = 0; i < 2; ++i) jobs.emplace_back(i, j);
 
+  std::ofstream json_lines;
+  if (!json_out.empty()) json_lines.open(json_out);
   std::map<std::string, std::vector<double>> seconds_by_status;
   std::vector<double> all;
   std::uint64_t rounds = 0;
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t seed = 1;
-  for (auto& [task, cand] : jobs) {
-    auto req = load_request(task, cand, "cpu", seed++);
+  for (auto& [rep, job] : jobs) {
+    auto req = load_request(job.task, job.candidate, device, seed++);
     if (!req) {
       std::cerr << req.error().text() << "\n";
       return 2;
@@ -82,15 +153,21 @@ int main(int argc, char** argv) {
       std::cerr << e.error().text() << "\n";
       return 2;
     }
-    std::cerr << fmt::format("{:<40} {}\n", req->task_id + " " + cand.stem().string(), e->text().substr(0, 140));
+    std::cerr << fmt::format("{:<44} {}\n", job.name + " #" + std::to_string(rep + 1), e->text().substr(0, 150));
+    if (json_lines.is_open()) {
+      auto j = to_json(*e);
+      j["job"] = job.name;
+      j["repeat"] = rep + 1;
+      json_lines << j.dump() << "\n" << std::flush;
+    }
     seconds_by_status[std::string(to_string(e->status))].push_back(e->duration_s);
     all.push_back(e->duration_s);
     rounds += e->rounds;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::cout << fmt::format("protocol `{}`, {} evaluations in {:.1f} s, one worker core, sequential\n\n",
-                           protocol->name, all.size(), wall);
+  std::cout << fmt::format("protocol `{}` on {}, {} evaluations in {:.1f} s, one worker core, sequential\n\n",
+                           protocol->name, device, all.size(), wall);
   std::cout << "| status | evaluations | median s | mean s |\n|---|---|---|---|\n";
   for (auto& [status, s] : seconds_by_status) {
     double sum = 0;

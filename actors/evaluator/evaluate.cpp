@@ -218,7 +218,12 @@ class attempt {
     std::vector<bool> cand_first;
     for (std::size_t i = 0; i < n; ++i) {
       seeds.push_back(seeds_.next());
-      cand_first.push_back(seeds_.next() & 1);
+      // Balanced: the second round of a pair takes the opposite order of the
+      // first (pairs run on across requests).
+      const bool second_of_pair = p_.balanced_order && (round_count_ & 1);
+      last_cand_first_ = second_of_pair ? !last_cand_first_ : (seeds_.next() & 1);
+      cand_first.push_back(last_cand_first_);
+      ++round_count_;
     }
     const bool cpu_clock = !dev_.cuda && p_.cpu_time_on_cpu;
     auto reply = session_->timed_rounds(seeds, cand_first, cpu_clock, after(call_deadline_s(2 * n)));
@@ -238,6 +243,7 @@ class attempt {
       // A clock reads the same twice only below its resolution: count it as 1 ns.
       ref->push_back(std::max(ref_measured[i], 1e-9));
       cand->push_back(std::max(cand_measured[i], 1e-9));
+      cand_first_.push_back(cand_first[i]);
       ref_wall_.push_back(reply->ref_seconds[i]);
       cand_wall_.push_back(reply->cand_seconds[i]);
     }
@@ -302,7 +308,8 @@ class attempt {
 
   void summarize(const std::vector<double>& ref, const std::vector<double>& cand, std::size_t k) {
     const auto speedups = round_speedups(ref, cand);
-    e_.bucket_means = bucket_means(speedups, k, p_.statistic);
+    e_.bucket_means = p_.balanced_order ? order_balanced_bucket_means(speedups, cand_first_, k, p_.statistic)
+                                        : bucket_means(speedups, k, p_.statistic);
     e_.bucket_variance = sample_variance(e_.bucket_means);
     e_.speedup_raw = median(e_.bucket_means);
     std::vector<double> relative;
@@ -327,6 +334,9 @@ class attempt {
   std::optional<worker_session> session_;
   double ref_est_ = 1e-3;
   std::vector<double> cand_times_, ref_events_, cand_events_, ref_wall_, cand_wall_;
+  std::vector<bool> cand_first_;  // order of each measured round
+  std::uint64_t round_count_ = 0;  // rounds requested, warm-up included
+  bool last_cand_first_ = false;
 };
 
 }  // namespace

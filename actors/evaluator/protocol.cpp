@@ -9,7 +9,7 @@ std::string protocol_options::text() const {
       "protocol {}: {} trials atol={} rtol={}{}, warmup {}, {} buckets ({}), void > {}{}, "
       "rounds {}..{}, window {} s, early stop {}",
       name, correctness_trials, effective_atol(), effective_rtol(), strict ? " (strict)" : "",
-      warmup_rounds, buckets, to_string(statistic), void_variance, relative_variance ? " (relative)" : "", min_rounds, max_rounds,
+      warmup_rounds, buckets, to_string(statistic), balanced_order ? ", order-balanced" : "", void_variance, relative_variance ? " (relative)" : "", min_rounds, max_rounds,
       window_s, early_stop ? "on" : "off");
 }
 
@@ -24,6 +24,7 @@ result<protocol_options> protocol_by_name(std::string_view name) {
     p.window_s = 1800;
     p.relative_variance = false;
     p.statistic = bucket_statistic::arithmetic;
+    p.balanced_order = false;
     p.cpu_time_on_cpu = false;
     return p;
   }

@@ -68,6 +68,14 @@ struct protocol_options {
   // mean of the central 80% of rounds): on a shared CPU, preempted rounds
   // otherwise dominate the bucket; protocol "paper" uses arithmetic.
   bucket_statistic statistic = bucket_statistic::trimmed;
+  // Balance the run order: rounds come in pairs of opposite orders (which
+  // order goes first is drawn per pair from the seed), and each bucket's
+  // number combines its candidate-first and reference-first rounds as
+  // order_balanced_bucket_means does, so that the advantage of running
+  // second (a few percent on CPU and GPU) cancels instead of showing as
+  // identity at 1.01. Default true; protocol "paper" draws every round's
+  // order independently and mixes the orders in one mean (false).
+  bool balanced_order = true;
   // A variance of bucket means above this voids the measurement. Default 0.005.
   double void_variance = 0.005;
   // Apply void_variance (and the early stop's variance test) to the bucket
@@ -96,6 +104,12 @@ struct protocol_options {
   // Wall time one timing request aims at (rounds per request follow from the
   // reference time, between 7 and 700). Default 0.25 s.
   double batch_target_s = 0.25;
+
+  // --- defences (docs/defences.md)
+  // Fraction of timed rounds whose candidate output is checked against the
+  // reference after timing (defence spot_check), at least one round per
+  // timing request. Default 0.1.
+  double spot_check_fraction = 0.1;
 
   // --- seeds
   // Reference and candidate models are built after torch.manual_seed of a

@@ -79,6 +79,26 @@ std::vector<double> bucket_means(std::span<const double> speedups, std::size_t k
   return means;
 }
 
+std::vector<double> order_balanced_bucket_means(std::span<const double> speedups,
+                                                const std::vector<bool>& cand_first, std::size_t k,
+                                                bucket_statistic stat) {
+  const std::size_t n = speedups.size();
+  CRUCIBLE_CHECK(k >= 1 && n >= k, "every bucket holds at least one round");
+  CRUCIBLE_CHECK(cand_first.size() == n, "every round has its order");
+  std::vector<double> means;
+  means.reserve(k);
+  for (std::size_t b = 0; b < k; ++b) {
+    std::vector<double> by_order[2];
+    for (std::size_t i = b * n / k; i < (b + 1) * n / k; ++i) by_order[cand_first[i] ? 1 : 0].push_back(speedups[i]);
+    if (by_order[0].empty() || by_order[1].empty()) {
+      means.push_back(bucket_value(by_order[0].empty() ? by_order[1] : by_order[0], stat));
+      continue;
+    }
+    means.push_back(std::sqrt(bucket_value(by_order[0], stat) * bucket_value(by_order[1], stat)));
+  }
+  return means;
+}
+
 double sample_variance(std::span<const double> values) {
   if (values.size() < 2) return 0;
   double mean = 0;

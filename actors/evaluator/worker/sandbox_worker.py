@@ -13,6 +13,7 @@ the worker sets thread count, grad mode and backend flags to the same values,
 and reports any change the candidate's call made (state_changed).
 """
 
+import copy
 import gc
 import linecache
 import os
@@ -170,11 +171,28 @@ def to_device(xs):
 
 
 def make_inputs(seed):
+    """The task's get_inputs() under seed, on the evaluation's device.
+
+    On CUDA, get_inputs() runs with the GPU as torch's default device, so its
+    torch.randn(...) draws on the GPU: KernelBench's tasks make inputs of
+    16M elements, and drawing them on the CPU and copying them over took
+    about 0.1 s a round, most of an evaluation's time on an H200. The values
+    differ from a CPU draw of the same seed; their distribution does not."""
     torch.manual_seed(seed)
     try:
+        if S.device.startswith("cuda"):
+            with torch.device(S.device):
+                return to_device(list(S.task.get_inputs()))
         return to_device(list(S.task.get_inputs()))
     except BaseException:
         raise WorkerError(ErrorKind.ErrorKind.Runtime, _exc_text("task get_inputs() raised"), True)
+
+
+def copy_inputs(xs):
+    """A second, identical set of inputs for the other model of a round:
+    tensors cloned (the same values, separate memory, so neither model can
+    change what the other reads), everything else deep-copied."""
+    return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in xs]
 
 
 def build(cls, what, task_fault):
@@ -306,7 +324,8 @@ def on_correctness(req):
     trials = []
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
-        ref_in, cand_in = make_inputs(seed), make_inputs(seed)
+        ref_in = make_inputs(seed)
+        cand_in = copy_inputs(ref_in)
         ref_out, ref_s = call(S.model, ref_in, "reference")
         before = snapshot_state()
         cand_out, cand_s = call(S.cand_model, cand_in, "candidate")
@@ -358,15 +377,16 @@ def timed_rounds(req):
     ref_s, cand_s, ref_e, cand_e, changed = [], [], [], [], []
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
-        # Inputs are made in run order, so that neither model's inputs are
-        # systematically the more recently touched.
+        # Inputs are made in run order (the second model's are a copy of the
+        # first's), so that neither model's inputs are systematically the
+        # more recently touched; the evaluator balances the orders.
         if req.CandidateFirst(i):
             cand_in = make_inputs(seed)
-            ref_in = make_inputs(seed)
+            ref_in = copy_inputs(cand_in)
             order = [("candidate", S.cand_model, cand_in), ("reference", S.model, ref_in)]
         else:
             ref_in = make_inputs(seed)
-            cand_in = make_inputs(seed)
+            cand_in = copy_inputs(ref_in)
             order = [("reference", S.model, ref_in), ("candidate", S.cand_model, cand_in)]
         times = {}
         for who, model, inputs in order:

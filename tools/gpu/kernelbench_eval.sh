@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Issue 3's figures on a GPU machine, in one call: builds crucible-bench-eval
+# there (the evaluator alone, no LibTorch), then measures KernelBench v0
+# level 1 and 2 problems with crucible's evaluator on cuda:0 and with the
+# KernelBench-style baseline (kernelbench_style_timing.py), and prints one
+# table (kernelbench_table.py):
+#   - identity candidates (ModelNew = Model) for 20 tasks,
+#   - the known-faster rewrites in tools/gpu/kernelbench_faster,
+#   - an inline CUDA candidate (crucible only), whose repeats are
+#     compile-cache hits,
+# each evaluated REPEAT times (the whole list in turn), and the evaluator's
+# throughput (evaluations per hour, compile-cache hits and misses).
+#
+# Usage: tools/gpu/kernelbench_eval.sh KERNELBENCH_DIR [DEB_DIR]
+#   KERNELBENCH_DIR  holds level1/ and level2/ of KernelBench v0 (../shared
+#                    does not travel to the device: carry a copy, docs/gpu.md)
+#   DEB_DIR          Debian 12 packages of crucible's dependencies, unpacked
+#                    into / first (docs/gpu.md step 1); omit where installed
+# Environment: PYTHON (default /opt/torch/.venv/bin/python3 where it exists,
+# else python3) must import torch with CUDA; REPEAT (3); PROTOCOL (default);
+# WORK (/tmp/crucible-kernelbench); SMOKE=1 measures two jobs once (a check
+# of the set-up); RESULTS (a folder that receives the JSON lines and tables).
+set -uo pipefail
+if (($# < 1)); then
+  sed -n '2,25p' "$0"
+  exit 2
+fi
+kb=$(realpath "$1")
+debs=${2:-}
+cd "$(dirname "$0")/../.."
+repo=$PWD
+py=${PYTHON:-$([[ -x /opt/torch/.venv/bin/python3 ]] && echo /opt/torch/.venv/bin/python3 || echo python3)}
+repeat=${REPEAT:-3}
+protocol=${PROTOCOL:-default}
+work=${WORK:-/tmp/crucible-kernelbench}
+build=$repo/build-gpu-eval
+rm -rf "$work" && mkdir -p "$work/identity"
+t_start=$SECONDS
+
+if [[ -n "$debs" ]]; then
+  echo "=== Debian packages from $debs"
+  mkdir -p /tmp/deb && for f in "$debs"/*.deb; do dpkg -x "$f" /tmp/deb; done
+  cp -rn /tmp/deb/usr/* /usr/ 2>/dev/null
+  ldconfig
+fi
+
+echo "=== build ($build)"
+gen=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+cmake -S . -B "$build" -G "$gen" -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_WITH_TORCH=OFF -DCRUCIBLE_TESTS=OFF \
+  -DCRUCIBLE_ACTORS=evaluator -DCRUCIBLE_PYTHON="$(command -v "$py")" >"$work/cmake.log" 2>&1 ||
+  { tail -40 "$work/cmake.log"; exit 1; }
+cmake --build "$build" -j"${JOBS:-$(nproc)}" --target crucible-bench-eval >"$work/build.log" 2>&1 ||
+  { tail -40 "$work/build.log"; exit 1; }
+# The worker imports flatbuffers' Python runtime, which the torch venv may lack.
+if ! "$py" -c 'import flatbuffers' 2>/dev/null; then
+  for d in "$repo/.pyflat/flatbuffers" /usr/lib/python3/dist-packages/flatbuffers; do
+    [[ -d "$d" ]] && { cp -r "$d" "$build/generated/python/"; break; }
+  done
+fi
+echo "build and set-up: $((SECONDS - t_start)) s"
+"$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
+
+# 20 identity tasks (level 1 and 2), the known-faster rewrites, one inline kernel.
+identity=(level1/1_Square_matrix_multiplication_ level1/4_Matrix_vector_multiplication_
+  level1/9_Tall_skinny_matrix_multiplication_ level1/12_Matmul_with_diagonal_matrices_ level1/19_ReLU
+  level1/23_Softmax level1/26_GELU_ level1/36_RMSNorm_ level1/40_LayerNorm
+  level1/47_Sum_reduction_over_a_dimension level1/88_MinGPTNewGelu level1/97_CosineSimilarityLoss
+  level2/1_Conv2D_ReLU_BiasAdd level2/12_Gemm_Multiply_LeakyReLU level2/14_Gemm_Divide_Sum_Scaling
+  level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp level2/29_Matmul_Mish_Mish
+  level2/40_Matmul_Scaling_ResidualAdd level2/66_Matmul_Dropout_Mean_Softmax level2/76_Gemm_Add_ReLU)
+faster=(level1/12_Matmul_with_diagonal_matrices_:level1_12_diag_broadcast
+  level1/88_MinGPTNewGelu:level1_88_gelu_tanh_fused level2/14_Gemm_Divide_Sum_Scaling:level2_14_gemm_sum_folded
+  level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp:level2_18_linear_sum
+  level2/40_Matmul_Scaling_ResidualAdd:level2_40_scale_residual_folded
+  level2/66_Matmul_Dropout_Mean_Softmax:level2_66_softmax_of_one)
+if [[ "${SMOKE:-0}" == 1 ]]; then
+  identity=(level1/12_Matmul_with_diagonal_matrices_)
+  faster=("${faster[0]}")
+  repeat=1
+fi
+short() { echo "$1" | sed 's#level\([12]\)/\([0-9]*\)_.*#L\1-\2#'; }
+jobs=$work/jobs.txt
+for t in "${identity[@]}"; do
+  c=$work/identity/$(basename "$t").py
+  cp "$kb/$t.py" "$c" && printf '\n\nModelNew = Model\n' >>"$c"
+  echo "identity/$(short "$t") $kb/$t.py $c" >>"$jobs"
+done
+for f in "${faster[@]}"; do
+  t=${f%%:*}
+  echo "faster/$(short "$t")-${f#*:} $kb/$t.py $repo/tools/gpu/kernelbench_faster/${f#*:}.py" >>"$jobs"
+done
+cp "$jobs" "$work/jobs_baseline.txt"
+[[ "${SMOKE:-0}" == 1 ]] ||
+  echo "compile/L1-19-relu_inline_cuda $kb/level1/19_ReLU.py $repo/tools/gpu/kernelbench_faster/level1_19_relu_inline_cuda.py" >>"$jobs"
+
+echo "=== crucible's evaluator on cuda:0 (protocol $protocol, $repeat repeats)"
+export CUDA_HOME=${CUDA_HOME:-$([[ -d /usr/local/cuda ]] && echo /usr/local/cuda)}
+"$build/bin/crucible-bench-eval" --device cuda:0 --protocol "$protocol" --jobs "$jobs" --repeat "$repeat" \
+  --json-out "$work/crucible.jsonl" --cache-dir "$work/cache" | tee "$work/throughput.md"
+
+echo "=== KernelBench-style baseline ($repeat repeats)"
+"$py" "$repo/tools/gpu/kernelbench_style_timing.py" --jobs "$work/jobs_baseline.txt" --repeat "$repeat" \
+  --out "$work/kernelbench_style.jsonl" || echo "baseline failed"
+
+echo "=== table"
+"$py" "$repo/tools/gpu/kernelbench_table.py" "$work/crucible.jsonl" "$work/kernelbench_style.jsonl" | tee "$work/table.md"
+echo "total: $((SECONDS - t_start)) s"
+if [[ -n "${RESULTS:-}" ]]; then
+  mkdir -p "$RESULTS" && cp "$work"/{crucible.jsonl,kernelbench_style.jsonl,throughput.md,table.md} "$RESULTS/" 2>/dev/null
+fi
