@@ -7,7 +7,8 @@ namespace crucible::bus {
 using messages::str;
 namespace m = crucible::msg;
 
-client_session::client_session(peer_options options) : options_(std::move(options)) {
+client_session::client_session(peer_options options, bool manual_acks)
+    : options_(std::move(options)), manual_acks_(manual_acks) {
   options_.role = m::Role::Client;
 }
 
@@ -54,6 +55,10 @@ void client_session::ack(const std::string& id) {
   out_.push_back({channel::direct, {}, writer_.finish(a, options_.name, id)});
 }
 
+void client_session::acknowledge(const std::string& id) {
+  if (unconfirmed_.erase(id)) ack(id);
+}
+
 void client_session::on_frame(const frame& f, clock::time_point now) {
   if (f.via != channel::direct) return;
   auto opened = messages::open(f.data);
@@ -83,7 +88,7 @@ void client_session::on_frame(const frame& f, clock::time_point now) {
       auto it = outstanding_.find(id);
       if (it == outstanding_.end()) {
         if (delivered_.count(id)) ++duplicate_results_;
-        ack(id);
+        if (!unconfirmed_.count(id)) ack(id);
         break;
       }
       outstanding_.erase(it);
@@ -91,7 +96,10 @@ void client_session::on_frame(const frame& f, clock::time_point now) {
       auto p = messages::span_of(r->payload());
       results_.push_back({id, r->status(), bytes(p.begin(), p.end()), std::string(str(r->error())),
                           std::string(str(r->worker()))});
-      ack(id);
+      if (manual_acks_)
+        unconfirmed_.insert(id);
+      else
+        ack(id);
       break;
     }
     case m::Payload::Reject: {

@@ -26,7 +26,11 @@ class client_session {
     std::string error, worker;
   };
 
-  explicit client_session(peer_options options);
+  // With manual_acks, a result is acknowledged to the hub only when the
+  // owner calls acknowledge(id), after it has made the result durable (the
+  // referee does, so that a crash between delivery and its ledger write
+  // cannot lose a result the hub has already forgotten).
+  explicit client_session(peer_options options, bool manual_acks = false);
 
   void start(clock::time_point now);
   // Queues a job; the id must be unique for the life of the run. A job with
@@ -37,6 +41,8 @@ class client_session {
   void on_tick(clock::time_point now);
 
   std::vector<job_result> take_results() { return std::exchange(results_, {}); }
+  // Manual acks only: the result of id is durable with its owner.
+  void acknowledge(const std::string& id);
   outbox take_outbox() { return std::exchange(out_, {}); }
 
   std::size_t outstanding() const { return outstanding_.size(); }
@@ -60,6 +66,8 @@ class client_session {
   std::vector<job_result> results_;
   std::map<std::string, pending> outstanding_;
   std::set<std::string> delivered_;
+  bool manual_acks_ = false;
+  std::set<std::string> unconfirmed_;  // manual acks: delivered, not yet acknowledged
   bool registered_ = false;
   std::uint64_t hub_session_ = 0;
   clock::time_point last_heard_{}, last_heartbeat_{}, last_register_{}, last_resend_scan_{};

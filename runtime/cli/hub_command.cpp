@@ -7,6 +7,9 @@
 #include "runtime/config/runtime_options.hpp"
 #include "runtime/node/hub_actor.hpp"
 #include "storage/rocksdb_store.hpp"
+#ifdef CRUCIBLE_HAVE_REFEREE
+#include "actors/referee/referee_host.hpp"
+#endif
 
 namespace crucible::cli {
 
@@ -22,6 +25,16 @@ int run_hub(const hub_args& a) {
   hub::hub_options options;
   if (auto s = config::read(file->get("log"), log); !s) return fail(s.error());
   if (auto s = config::read(file->get("hub"), options); !s) return fail(s.error());
+#ifdef CRUCIBLE_HAVE_REFEREE
+  // The referee runs in the hub process unless [referee] enabled = false; it
+  // joins the hub like any peer ([bus] settings) and keeps its ledger in the
+  // hub's RocksDB (family "candidates").
+  referee::referee_options referee_opts;
+  bus::peer_options referee_peer;
+  std::string unused_connect;
+  if (auto s = referee::read(file->get("referee"), referee_opts); !s) return fail(s.error());
+  if (auto s = config::read(file->get("bus"), referee_peer, unused_connect); !s) return fail(s.error());
+#endif
   if (!a.bind.empty()) options.bind = a.bind;
   if (!a.ledger.empty()) options.ledger_dir = a.ledger;
   if (!a.log_level.empty()) log.level = a.log_level;
@@ -38,9 +51,24 @@ int run_hub(const hub_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  auto hub = node::spawn_hub(sys, options, std::shared_ptr<storage::kv_store>(std::move(*kv)),
-                             std::shared_ptr<bus::transport>(std::move(*transport)));
-  return wait_for_shutdown(sys, {hub});
+  std::shared_ptr<storage::kv_store> store(std::move(*kv));
+  auto hub = node::spawn_hub(sys, options, store, std::shared_ptr<bus::transport>(std::move(*transport)));
+  std::vector<caf::actor> actors{hub};
+#ifdef CRUCIBLE_HAVE_REFEREE
+  if (referee_opts.enabled) {
+    referee_peer.name = "referee";
+    referee_peer.node = logging::host_name();
+    auto svc = referee::start_referee(sys, referee_opts, store, referee_peer, referee::local_address(options.bind));
+    if (!svc) {
+      caf::anon_send_exit(hub, caf::exit_reason::user_shutdown);
+      return fail(svc.error());
+    }
+    spdlog::info("{} in the hub process", svc->description);
+    actors.push_back(svc->referee);
+    actors.push_back(svc->worker);
+  }
+#endif
+  return wait_for_shutdown(sys, actors);
 }
 }  // namespace
 

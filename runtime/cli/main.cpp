@@ -9,6 +9,9 @@
 #ifdef CRUCIBLE_HAVE_EVALUATOR
 #include "actors/evaluator/eval_command.hpp"
 #endif
+#ifdef CRUCIBLE_HAVE_REFEREE
+#include "actors/referee/referee_command.hpp"
+#endif
 #ifdef CRUCIBLE_HAVE_POLICY_IO
 #include "actors/policy/tokenize_command.hpp"
 #endif
@@ -37,6 +40,9 @@ int main(int argc, char** argv) {
       add_pending_role(app, "detector", "Run a reward-hack detector that votes on candidates", "issue 4"),
 #ifdef CRUCIBLE_HAVE_EVALUATOR
       crucible::roles::add_evaluator_role(app),
+#endif
+#ifdef CRUCIBLE_HAVE_REFEREE
+      crucible::referee::add_referee_command(app),
 #endif
 #ifdef CRUCIBLE_HAVE_EXEMPLAR
       crucible::roles::add_exemplar_role(app),

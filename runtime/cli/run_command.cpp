@@ -1,12 +1,12 @@
 // `crucible run CONFIG`: starts every role the config names in this process
 // (the embedded default: one machine, the real bus over ipc in the run
-// folder, one RocksDB per role) and runs the job. Today: the hub, CPU
-// evaluators and the exemplar store; every candidate variant of the task set
-// is measured through the hub, clean successes enter the exemplar store, and
-// contrastive exemplars are drawn for each task. The RL loop (issue 8) grows
-// here: until the referee (issue 4) exists, successes enter the store
-// straight from the evaluator's measurement, without detectors or
-// verification, and the summary says so.
+// folder, one RocksDB per role) and runs the job. Today: the hub with its
+// referee, CPU evaluators and the exemplar store; every candidate variant of
+// the task set is submitted to the referee as a settle job (measured,
+// verified when its speedup calls for it, judged by whatever detectors are
+// registered, settled once), the referee inserts clean successes into the
+// exemplar store, and contrastive exemplars are drawn for each task. The RL
+// loop (issue 8) grows here.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/referee/referee_host.hpp"
+#include "actors/referee/referee_wire.hpp"
 #include "runtime/bus/zmq_transport.hpp"
 #include "runtime/cli/commands.hpp"
 #include "runtime/cli/process.hpp"
@@ -63,22 +65,6 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-bus::bytes candidate_envelope(const std::string& id, const std::string& task, const std::string& code) {
-  messages::envelope_writer w;
-  auto& fbb = w.fbb();
-  auto c = msg::CreateCandidate(fbb, fbb.CreateString(id), fbb.CreateString(task), fbb.CreateString(code));
-  return w.finish(c, "run", id);
-}
-
-bus::bytes settlement_envelope(const msg::Measurement& m, const std::string& code) {
-  messages::envelope_writer w;
-  auto& fbb = w.fbb();
-  auto s = msg::CreateSettlement(fbb, fbb.CreateString(str(m.candidate_id())), fbb.CreateString(str(m.task_id())), 0,
-                                 msg::SettlementStatus::Success, m.reward(), m.speedup_raw(), false,
-                                 fbb.CreateString("measured; referee not yet in the loop"), fbb.CreateString(code));
-  return w.finish(s, "run", str(m.candidate_id()));
-}
-
 bus::bytes query_envelope(const std::string& task, std::uint32_t n, double temperature, std::uint64_t seed) {
   messages::envelope_writer w;
   auto& fbb = w.fbb();
@@ -96,7 +82,9 @@ int run_main(const run_args& a) {
   logging::log_options log;
   hub::hub_options hub_opts;
   run_options run;
+  referee::referee_options referee_opts;
   if (auto s = config::read(file->get("log"), log); !s) return fail(s.error());
+  if (auto s = referee::read(file->get("referee"), referee_opts); !s) return fail(s.error());
   if (auto s = config::read(file->get("hub"), hub_opts); !s) return fail(s.error());
   if (auto s = read(file->get("run"), run); !s) return fail(s.error());
   if (run.tasks.empty()) {
@@ -114,16 +102,14 @@ int run_main(const run_args& a) {
   log.file = dir + "/run.log";
   if (auto s = logging::init("run", logging::host_name(), log); !s) return fail(s.error());
 
-  // The candidates: every variant file of every task.
-  std::vector<node::job_spec> measure_jobs;
-  std::map<std::string, std::string> code_of;  // candidate id -> code
+  // The candidates: every variant file of every task, each a settle job.
+  std::vector<node::job_spec> settle_jobs;
   for (auto& task : run.tasks)
     for (auto& v : run.variants) {
       fs::path file_path = fs::path(run.tasks_dir) / task / (v + ".py");
       if (!fs::is_regular_file(file_path)) continue;
       std::string id = task + "/" + v;
-      code_of[id] = slurp(file_path);
-      measure_jobs.push_back({"measure/" + id, "measure", candidate_envelope(id, task, code_of[id])});
+      settle_jobs.push_back({"settle/" + id, "settle", referee::candidate_envelope(id, task, slurp(file_path), "run")});
     }
 
   hub_opts.bind = "ipc://" + dir + "/hub";
@@ -138,8 +124,25 @@ int run_main(const run_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  std::vector<caf::actor> actors{node::spawn_hub(sys, hub_opts, std::shared_ptr<storage::kv_store>(std::move(*kv)),
+  std::shared_ptr<storage::kv_store> store(std::move(*kv));
+  std::vector<caf::actor> actors{node::spawn_hub(sys, hub_opts, store,
                                                  std::shared_ptr<bus::transport>(std::move(*hub_transport)))};
+  auto stop_all = [&] {
+    caf::scoped_actor self{sys};
+    for (auto& actor : actors) self->send_exit(actor, caf::exit_reason::user_shutdown);
+  };
+  // The referee, in the hub process as `crucible hub` runs it, on the hub's RocksDB.
+  bus::peer_options referee_peer;
+  referee_peer.name = "referee";
+  referee_peer.node = logging::host_name();
+  auto ref = referee::start_referee(sys, referee_opts, store, referee_peer, hub_opts.bind);
+  if (!ref) {
+    stop_all();
+    return fail(ref.error());
+  }
+  spdlog::info("{}", ref->description);
+  actors.push_back(ref->referee);
+  actors.push_back(ref->worker);
   auto host = [&](const std::string& name, msg::Role role, std::uint32_t slots,
                   result<roles::service> svc) -> status {
     if (!svc) return svc.error();
@@ -161,60 +164,66 @@ int run_main(const run_args& a) {
     eo.tasks = run.tasks_dir;
     eo.protocol = run.protocol;
     std::string name = "evaluator-" + std::to_string(i);
-    if (auto s = host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)); !s)
+    if (auto s = host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)); !s) {
+      stop_all();
       return fail(s.error());
+    }
   }
   roles::exemplar_service_options xo;
   xo.db_dir = dir + "/exemplars";
   xo.temperature = run.temperature;
-  if (auto s = host("exemplar", msg::Role::Exemplar, 16, roles::spawn_exemplar_service(sys, xo, "exemplar")); !s)
+  if (auto s = host("exemplar", msg::Role::Exemplar, 16, roles::spawn_exemplar_service(sys, xo, "exemplar")); !s) {
+    stop_all();
     return fail(s.error());
+  }
 
   auto client_transport = bus::connect_peer_transport(hub_opts.bind, "run-client");
-  if (!client_transport) return fail(client_transport.error());
+  if (!client_transport) {
+    stop_all();
+    return fail(client_transport.error());
+  }
   bus::peer_options client;
   client.name = "run-client";
   client.node = logging::host_name();
-  std::printf("crucible run: %zu candidates of %zu tasks through the hub to %u evaluator(s), protocol %s\n",
-              measure_jobs.size(), run.tasks.size(), run.evaluators, run.protocol.c_str());
-  std::printf("%-34s %-14s %7s %9s %8s  %s\n", "candidate", "status", "reward", "speedup", "rounds", "reason");
+  std::printf("crucible run: %zu candidates of %zu tasks settled by the referee, measured by %u evaluator(s), "
+              "protocol %s\n",
+              settle_jobs.size(), run.tasks.size(), run.evaluators, run.protocol.c_str());
+  std::printf("%-34s %-8s %7s %9s %8s  %s\n", "candidate", "status", "reward", "speedup", "verified", "reason");
   std::fflush(stdout);
 
-  // 1. Measure every candidate.
+  // 1. Settle every candidate (the referee measures, verifies, judges and
+  // inserts clean successes into the exemplar store before it answers).
   nlohmann::json rows = nlohmann::json::array();
-  std::vector<node::job_spec> insert_jobs;
+  std::map<std::string, std::size_t> by_status;
   node::job_run_options jr;
   jr.cancelled = shutdown_requested;
   jr.timeout = std::chrono::duration<double>(run.timeout_s);
-  jr.in_flight = 4 * run.evaluators;
+  jr.in_flight = 64;
   jr.on_result = [&](const bus::client_session::job_result& r) {
-    std::string id = r.id.substr(std::string("measure/").size());
+    std::string id = r.id.substr(std::string("settle/").size());
     auto env = messages::open(r.payload);
-    const msg::Measurement* m = env ? (*env)->payload_as_Measurement() : nullptr;
-    if (r.status != msg::JobStatus::Ok || !m) {
-      std::printf("%-34s %-14s %7s %9s %8s  %s\n", id.c_str(), "job_failed", "-", "-", "-", r.error.c_str());
+    const msg::Settlement* s = env ? (*env)->payload_as_Settlement() : nullptr;
+    if (r.status != msg::JobStatus::Ok || !s) {
+      std::printf("%-34s %-8s %7s %9s %8s  %s\n", id.c_str(), "job_failed", "-", "-", "-", r.error.c_str());
       rows.push_back({{"candidate", id}, {"status", "job_failed"}, {"reason", r.error}});
       std::fflush(stdout);
       return;
     }
-    std::string status = msg::EnumNameEvalStatus(m->status());
-    std::string reason(str(m->reason()));
+    std::string status = msg::EnumNameSettlementStatus(s->status());
+    ++by_status[status];
+    std::string reason(str(s->reason()));
     if (reason.size() > 60) reason = reason.substr(0, 57) + "...";
-    std::printf("%-34s %-14s %7.2f %9.3f %8u  %s\n", id.c_str(), status.c_str(), m->reward(), m->speedup_raw(),
-                m->rounds(), reason.c_str());
+    std::printf("%-34s %-8s %7.2f %9.3f %8s  %s\n", id.c_str(), status.c_str(), s->reward(), s->speedup_raw(),
+                s->verified() ? "yes" : "no", reason.c_str());
     std::fflush(stdout);
-    rows.push_back({{"candidate", id}, {"status", status}, {"reward", m->reward()}, {"speedup_raw", m->speedup_raw()},
-                    {"rounds", m->rounds()}, {"reason", std::string(str(m->reason()))}});
-    if (m->status() == msg::EvalStatus::Ok && m->reward() > 0)
-      insert_jobs.push_back({"insert/" + id, "exemplar.insert", settlement_envelope(*m, code_of[id])});
+    rows.push_back({{"candidate", id}, {"status", status}, {"reward", s->reward()}, {"speedup_raw", s->speedup_raw()},
+                    {"verified", s->verified()}, {"reason", std::string(str(s->reason()))}});
   };
-  auto measured = node::run_jobs(**client_transport, client, measure_jobs, jr);
+  auto settled = node::run_jobs(**client_transport, client, settle_jobs, jr);
 
-  // 2. Clean successes into the exemplar store; 3. contrastive draws per task.
+  // 2. Contrastive draws per task from what the referee stored.
   jr.on_result = nullptr;
   jr.keep_results = true;
-  jr.in_flight = 64;
-  auto inserted = node::run_jobs(**client_transport, client, insert_jobs, jr);
   std::vector<node::job_spec> sample_jobs;
   for (auto& task : run.tasks)
     sample_jobs.push_back({"sample/" + task, "exemplar.sample", query_envelope(task, run.exemplars, run.temperature, 1)});
@@ -233,21 +242,23 @@ int run_main(const run_args& a) {
     std::printf("  %-26s%s\n", std::string(str(ans->task_id())).c_str(), line.empty() ? "  (no exemplars yet)" : line.c_str());
   }
 
-  std::size_t ok = std::count_if(rows.begin(), rows.end(), [](auto& r) { return r["status"] == "Ok"; });
-  nlohmann::json summary = {{"candidates", measure_jobs.size()}, {"measured", measured.completed},
-                            {"job_failures", measured.failed}, {"missing", measured.missing},
-                            {"successes", ok}, {"exemplars_inserted", inserted.completed},
-                            {"elapsed_s", measured.elapsed_s}, {"protocol", run.protocol},
-                            {"rows", rows}, {"draws", draws}, {"run_dir", dir},
-                            {"note", "successes entered the exemplar store without the referee (issue 4)"}};
+  std::size_t successes = by_status["Success"];
+  std::size_t verified = std::count_if(rows.begin(), rows.end(), [](auto& r) { return r.value("verified", false); });
+  nlohmann::json summary = {{"candidates", settle_jobs.size()}, {"settled", settled.completed},
+                            {"job_failures", settled.failed}, {"missing", settled.missing},
+                            {"settlements", by_status}, {"successes", successes}, {"verified", verified},
+                            {"elapsed_s", settled.elapsed_s}, {"protocol", run.protocol},
+                            {"rows", rows}, {"draws", draws}, {"run_dir", dir}};
   std::ofstream(dir + "/summary.json") << summary.dump(2) << "\n";
-  std::printf("\n%llu/%zu candidates measured (%zu succeeded) in %.1f s; %llu exemplars stored; run folder %s\n",
-              static_cast<unsigned long long>(measured.completed), measure_jobs.size(), ok, measured.elapsed_s,
-              static_cast<unsigned long long>(inserted.completed), dir.c_str());
+  std::string counts;
+  for (auto& [status, n] : by_status) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
+  std::printf("\n%llu/%zu candidates settled (%s; %zu verified) in %.1f s; clean successes went to the exemplar "
+              "store; run folder %s\n",
+              static_cast<unsigned long long>(settled.completed), settle_jobs.size(),
+              counts.empty() ? "none" : counts.c_str(), verified, settled.elapsed_s, dir.c_str());
 
-  caf::scoped_actor self{sys};
-  for (auto& actor : actors) self->send_exit(actor, caf::exit_reason::user_shutdown);
-  return measured.missing == 0 && measured.failed == 0 ? 0 : 1;
+  stop_all();
+  return settled.missing == 0 && settled.failed == 0 ? 0 : 1;
 }
 }  // namespace
 

@@ -1,5 +1,6 @@
-// `crucible run`, the quick-start pipeline, end to end: the hub, a CPU
-// evaluator and the exemplar store in one process over the real bus.
+// `crucible run`, the quick-start pipeline, end to end: the hub with its
+// referee, a CPU evaluator and the exemplar store in one process over the
+// real bus.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@
 using namespace crucible::testing;
 using namespace std::chrono_literals;
 
-TEST_CASE("crucible run measures candidates through the hub and stores the successes as exemplars") {
+TEST_CASE("crucible run settles candidates through the referee, which stores the clean successes as exemplars") {
   std::string dir = temp_dir("run");
   std::string config = dir + "/run.toml";
   std::ofstream(config) << "[log]\nlevel = \"warn\"\n[run]\ntasks_dir = \"" << CRUCIBLE_SOURCE_DIR
@@ -20,21 +21,24 @@ TEST_CASE("crucible run measures candidates through the hub and stores the succe
   child run(crucible_binary(), {"run", config, "--run-dir", dir + "/out"}, dir + "/run.out");
   REQUIRE(run.wait(300s) == 0);
   auto summary = nlohmann::json::parse(read_file(dir + "/out/summary.json"));
-  CHECK(summary["measured"] == 2);
+  CHECK(summary["settled"] == 2);
+  CHECK(summary["missing"] == 0);
   // The identity candidate's figures belong to the evaluator's tests; here a
   // loaded machine may void it, and the pipeline must carry either outcome.
   int successes = summary["successes"];
-  CHECK(summary["exemplars_inserted"] == successes);
   for (auto& row : summary["rows"]) {
     CAPTURE(row.dump());
     if (row["candidate"] == "cpu/gelu_tanh/equal") {
-      CHECK((row["status"] == "Ok" || row["status"] == "Void"));
-      if (row["status"] == "Ok") CHECK(std::abs(row["reward"].get<double>() - 1.0) <= 0.0100001);
+      CHECK((row["status"] == "Success" || row["status"] == "Void"));
+      if (row["status"] == "Success") CHECK(std::abs(row["reward"].get<double>() - 1.0) <= 0.0100001);
+      CHECK(row["verified"] == false);  // 1.00 is far below the verification thresholds
     } else {
-      CHECK(row["status"] == "Incorrect");
+      CHECK(row["status"] == "Failure");
       CHECK(row["reward"].get<double>() == 0.0);
+      CHECK(row["reason"].get<std::string>().rfind("Incorrect", 0) == 0);
     }
   }
+  // The referee inserted each clean success before it answered its settle job.
   CHECK(summary["draws"]["cpu/gelu_tanh"].size() == static_cast<std::size_t>(successes));
 }
 

@@ -1,0 +1,182 @@
+#include "actors/referee/referee_actor.hpp"
+
+#include <map>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/referee/referee_wire.hpp"
+#include "runtime/node/caf_types.hpp"
+#include "runtime/node/client_actor.hpp"
+#include "storage/hack_db.hpp"
+
+namespace crucible::referee {
+
+// A settle job held until its candidate settles.
+struct settle_request {
+  std::string job_id;
+  bytes payload;
+  node::job_handler::done_fn done;
+};
+
+}  // namespace crucible::referee
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(crucible::referee::settle_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(crucible::referee::job_outcome)
+
+namespace crucible::referee {
+
+namespace {
+
+using settle_atom = caf::atom_constant<caf::atom("settle")>;
+using result_atom = caf::atom_constant<caf::atom("result")>;
+using peer_atom = caf::atom_constant<caf::atom("peer")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+constexpr auto tick_interval = std::chrono::milliseconds(100);
+
+struct referee_state {
+  std::shared_ptr<referee_core> core;
+  node::hub_client client;
+  std::map<std::string, std::vector<node::job_handler::done_fn>> waiting;  // candidate id -> settle jobs
+  static inline const char* name = "referee";
+};
+
+using referee_actor_t = caf::stateful_actor<referee_state>;
+
+// Hands everything the core produced to the bus and to the waiting settle jobs.
+void drain(referee_actor_t* self) {
+  auto& st = self->state;
+  auto out = st.core->take_outbox();
+  for (auto& id : out.acks) st.client.acknowledge(id);
+  for (auto& e : out.publish) st.client.publish("Settlement", std::move(e));
+  for (auto& j : out.jobs) {
+    caf::actor me = caf::actor_cast<caf::actor>(self);
+    st.client.submit(
+        j.id, j.kind, std::move(j.payload),
+        [me](const bus::client_session::job_result& r) {
+          caf::anon_send(me, result_atom::value,
+                         job_outcome{r.id, r.status == msg::JobStatus::Ok, r.payload, r.error, r.worker});
+        },
+        j.exclude_worker);
+  }
+  for (auto& [cid, settlement] : out.replies) {
+    auto it = st.waiting.find(cid);
+    if (it == st.waiting.end()) continue;
+    for (auto& done : it->second) done(msg::JobStatus::Ok, settlement, {});
+    st.waiting.erase(it);
+  }
+}
+
+void report(const status& s, const char* what) {
+  if (!s) spdlog::error("referee: {}: {}", what, s.error().text());
+}
+
+caf::behavior referee_fn(referee_actor_t* self, std::shared_ptr<referee_core> core, node::hub_client client) {
+  self->state.core = std::move(core);
+  self->state.client = std::move(client);
+  self->link_to(self->state.client.actor());
+  drain(self);  // what recovery asked for
+  self->delayed_send(self, tick_interval, tick_atom::value);
+  return {
+      [=](settle_atom, settle_request& req) {
+        auto* c = payload_of<msg::Candidate>(req.payload);
+        std::string cid = c ? std::string(messages::str(c->candidate_id())) : std::string();
+        if (c && req.job_id != "settle/" + cid) {
+          req.done(msg::JobStatus::Failed, {},
+                   "a settle job's id must be settle/CANDIDATE_ID, got '" + req.job_id + "' for '" + cid + "'");
+          return;
+        }
+        if (c) self->state.waiting[cid].push_back(req.done);
+        if (auto s = self->state.core->on_settle(req.payload, messages::now_ns()); !s) {
+          spdlog::warn("referee: settle job {} refused: {}", req.job_id, s.error().text());
+          self->state.waiting.erase(cid);
+          req.done(msg::JobStatus::Failed, {}, s.error().message);
+        }
+        drain(self);
+      },
+      [=](result_atom, job_outcome& r) {
+        report(self->state.core->on_result(r, messages::now_ns()), ("recording the result of " + r.id).c_str());
+        drain(self);
+      },
+      [=](peer_atom, bytes& event) {
+        report(self->state.core->on_peer_event(event, messages::now_ns()), "a PeerEvent");
+        drain(self);
+      },
+      [=](tick_atom) {
+        report(self->state.core->on_tick(messages::now_ns()), "a tick");
+        drain(self);
+        self->delayed_send(self, tick_interval, tick_atom::value);
+      },
+      [=](node::stats_atom) { return self->state.core->describe(); },
+  };
+}
+
+// The settle job handler: hands each job to the referee actor; the job
+// finishes when the candidate settles.
+class settle_handler final : public node::job_handler {
+ public:
+  explicit settle_handler(caf::actor referee) : referee_(std::move(referee)) {}
+  void run(const bus::worker_session::job_request& job, done_fn done) override {
+    if (job.kind != "settle")
+      return done(msg::JobStatus::Failed, {}, "the referee does not serve jobs of kind '" + job.kind + "'");
+    caf::anon_send(referee_, settle_atom::value, settle_request{job.id, job.payload, std::move(done)});
+  }
+
+ private:
+  caf::actor referee_;
+};
+
+}  // namespace
+
+result<referee_service> spawn_referee(caf::actor_system& sys, const referee_options& options,
+                                      std::shared_ptr<storage::kv_store> kv, referee_links links) {
+  auto hacks = std::make_shared<storage::hack_db>(kv);
+  auto sink = [hacks](const candidate_record& r, const std::string& reason, const std::string& detector) -> status {
+    auto* c = payload_of<msg::Candidate>(r.candidate);
+    storage::hack_record h;
+    h.candidate_id = r.id;
+    h.task_id = r.task;
+    h.code = c ? std::string(messages::str(c->code())) : std::string();
+    h.reason = reason;
+    h.detector = detector;
+    h.features = {"referee:" + detector};
+    auto added = hacks->add(std::move(h));
+    if (!added) return added.error();
+    return {};
+  };
+  auto core = std::make_shared<referee_core>(options, kv, links.peer.name, sink);
+  CRUCIBLE_TRY(core->recover(messages::now_ns()));
+
+  node::client_actor_options co;
+  co.peer = links.peer;
+  co.peer.name = links.peer.name + ".client";
+  co.peer.role = msg::Role::Referee;
+  co.manual_acks = true;
+  co.subscribe = {"PeerEvent"};
+  // The referee actor exists only after the client; the callback (on the
+  // client's thread) finds it here.
+  struct forward {
+    std::mutex mu;
+    caf::actor to;  // GUARDED_BY(mu)
+  };
+  auto target = std::make_shared<forward>();
+  co.on_event = [target](const std::string& topic, const bytes& data) {
+    std::lock_guard lock(target->mu);
+    if (topic == "PeerEvent" && target->to) caf::anon_send(target->to, peer_atom::value, data);
+  };
+  auto client = node::spawn_client(sys, co, links.client_transport);
+  auto referee = sys.spawn(referee_fn, core, client);
+  {
+    std::lock_guard lock(target->mu);
+    target->to = referee;
+  }
+
+  bus::peer_options wp = links.peer;
+  wp.role = msg::Role::Referee;
+  wp.job_kinds = {"settle"};
+  wp.slots = referee_slots;
+  auto worker = node::spawn_worker(sys, wp, std::make_shared<settle_handler>(referee), links.worker_transport);
+  return referee_service{referee, worker, "referee " + links.peer.name + " (" + describe(options) + ")"};
+}
+
+}  // namespace crucible::referee

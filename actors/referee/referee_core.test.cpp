@@ -1,0 +1,424 @@
+// The referee's logic message by message on the in-memory store: no bus, no
+// clock, no sleeps (time is the now_ns each call is given).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "actors/referee/referee_core.hpp"
+#include "actors/referee/referee_wire.hpp"
+#include "storage/memory_store.hpp"
+
+using namespace crucible;
+using namespace crucible::referee;
+namespace m = crucible::msg;
+using messages::str;
+
+namespace {
+
+constexpr std::int64_t ms = 1'000'000;
+
+bytes measurement(const std::string& cid, double speedup, const std::string& evaluator,
+                  m::EvalStatus status = m::EvalStatus::Ok, bool verify = false) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  auto mm = m::CreateMeasurement(fbb, fbb.CreateString(cid), fbb.CreateString("t"), status,
+                                 fbb.CreateString(status == m::EvalStatus::Ok ? "" : "it failed"), speedup,
+                                 status == m::EvalStatus::Ok ? std::floor(speedup * 100) / 100 : 0, 0, 0, 100, 8, 1, 1,
+                                 fbb.CreateString("cpu"), fbb.CreateString("cpu"), fbb.CreateString(evaluator), 1, 1, 0,
+                                 verify);
+  return w.finish(mm, evaluator, cid);
+}
+
+bytes peer_event(const std::string& name, m::Role role, std::vector<std::string> kinds, bool joined = true,
+                 bool required = false, std::uint32_t deadline_ms = 0) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  std::vector<flatbuffers::Offset<flatbuffers::String>> k;
+  for (auto& s : kinds) k.push_back(fbb.CreateString(s));
+  auto kv = fbb.CreateVector(k);
+  auto e = m::CreatePeerEvent(fbb, fbb.CreateString(name), role, fbb.CreateString("node"), joined, kv, required,
+                              deadline_ms);
+  return w.finish(e, "hub", name);
+}
+
+bytes verdict(const std::string& cid, const std::string& detector, m::VerdictKind kind) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  auto v = m::CreateVerdict(fbb, fbb.CreateString(cid), fbb.CreateString(detector), kind,
+                            fbb.CreateString(kind == m::VerdictKind::Hack ? "side stream" : "looks fine"));
+  return w.finish(v, detector, cid);
+}
+
+struct hack_seen {
+  std::string id, reason, detector;
+};
+
+// A core over a memory store, with its outbox collected.
+struct rig {
+  std::shared_ptr<storage::memory_store> kv = std::make_shared<storage::memory_store>();
+  referee_options options;
+  std::vector<hack_seen> hacks;
+  std::unique_ptr<referee_core> core;
+  referee_outbox out;  // everything produced since the last clear()
+
+  rig() { start(); }
+  void start() {
+    core = std::make_unique<referee_core>(options, kv, "referee", [this](const candidate_record& r,
+                                                                         const std::string& reason,
+                                                                         const std::string& detector) -> status {
+      hacks.push_back({r.id, reason, detector});
+      return {};
+    });
+  }
+  void restart(std::int64_t now) {
+    start();
+    REQUIRE(core->recover(now).ok());
+    take();
+  }
+  void take() {
+    auto o = core->take_outbox();
+    for (auto& j : o.jobs) out.jobs.push_back(j);
+    for (auto& p : o.publish) out.publish.push_back(p);
+    for (auto& r : o.replies) out.replies.push_back(r);
+    for (auto& a : o.acks) out.acks.push_back(a);
+  }
+  void clear() { out = {}; }
+  void settle(const std::string& cid, std::int64_t now, const std::string& code = "class ModelNew: pass") {
+    REQUIRE(core->on_settle(candidate_envelope(cid, "t", code, "client"), now).ok());
+    take();
+  }
+  void result(const std::string& job, bytes payload, const std::string& worker, std::int64_t now, bool ok = true) {
+    REQUIRE(core->on_result({job, ok, std::move(payload), ok ? "" : "worker died", worker}, now).ok());
+    take();
+  }
+  void peer(bytes event, std::int64_t now) {
+    REQUIRE(core->on_peer_event(event, now).ok());
+    take();
+  }
+  void tick(std::int64_t now) {
+    REQUIRE(core->on_tick(now).ok());
+    take();
+  }
+  void two_evaluators(std::int64_t now) {
+    peer(peer_event("ev1", m::Role::Evaluator, {"measure", "verify:cpu"}), now);
+    peer(peer_event("ev2", m::Role::Evaluator, {"measure", "verify:cpu"}), now);
+  }
+  bool has_job(const std::string& id) const {
+    for (auto& j : out.jobs)
+      if (j.id == id) return true;
+    return false;
+  }
+  const referee_outbox::job* job(const std::string& id) const {
+    for (auto& j : out.jobs)
+      if (j.id == id) return &j;
+    return nullptr;
+  }
+  // The one settlement replied for cid (fails when none or different ones).
+  const m::Settlement* settlement(const std::string& cid) const {
+    const bytes* first = nullptr;
+    for (auto& [id, b] : out.replies)
+      if (id == cid) {
+        if (first) REQUIRE(*first == b);
+        first = &b;
+      }
+    REQUIRE_MESSAGE(first, "no settlement for " << cid);
+    return payload_of<m::Settlement>(*first);
+  }
+  std::size_t replies_for(const std::string& cid) const {
+    std::size_t n = 0;
+    for (auto& [id, b] : out.replies) n += id == cid;
+    return n;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a speedup below the thresholds settles with its measured reward, verification not needed") {
+  rig r;
+  r.two_evaluators(0);
+  r.settle("a", 0);
+  REQUIRE(r.has_job("measure/a"));
+  CHECK(r.job("measure/a")->kind == "measure");
+  r.result("measure/a", measurement("a", 1.5, "ev1"), "ev1", 10 * ms);
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Success);
+  CHECK(s->reward() == doctest::Approx(1.5));
+  CHECK_FALSE(s->verified());
+  CHECK(str(s->reason()).find("not needed") != std::string_view::npos);
+  CHECK(str(s->code()) == "class ModelNew: pass");
+  CHECK(r.out.publish.size() == 1);
+  CHECK_FALSE(r.has_job("verify/a"));
+  CHECK(r.out.acks == std::vector<std::string>{"measure/a"});
+}
+
+TEST_CASE("a speedup above 3x is verified on another evaluator of the same model and stands when they agree") {
+  rig r;
+  r.two_evaluators(0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 4.0, "ev1"), "ev1", 10 * ms);
+  auto* v = r.job("verify/a");
+  REQUIRE(v);
+  CHECK(v->kind == "verify:cpu");
+  CHECK(v->exclude_worker == "ev1");
+  CHECK(r.out.replies.empty());
+  r.result("verify/a", measurement("a", 4.3, "ev2", m::EvalStatus::Ok, true), "ev2", 20 * ms);
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Success);
+  CHECK(s->verified());
+  CHECK(s->reward() == doctest::Approx(4.0));
+  candidate_ledger ledger(r.kv);
+  CHECK(*ledger.best_verified("t") == doctest::Approx(4.0));
+  auto rec = ledger.get("a");
+  REQUIRE((rec.ok() && rec->has_value()));
+  CHECK(!(*rec)->measurement.empty());
+  CHECK(!(*rec)->verification.empty());  // both measurements kept
+}
+
+TEST_CASE("measurements that disagree by more than 10% void the candidate") {
+  rig r;
+  r.two_evaluators(0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 4.0, "ev1"), "ev1", 10 * ms);
+  r.result("verify/a", measurement("a", 3.5, "ev2", m::EvalStatus::Ok, true), "ev2", 20 * ms);
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Void);
+  CHECK(s->reward() == 0.0);
+  CHECK(str(s->reason()).find("disagrees") != std::string_view::npos);
+  CHECK(*candidate_ledger(r.kv).best_verified("t") == 0.0);
+}
+
+TEST_CASE("at the thresholds: 3.0 exactly is not verified; a difference of exactly agree_within still agrees") {
+  rig r;
+  r.options.verify_above = 3.0;
+  r.options.agree_within = 0.25;  // binary-exact: 4.0 against 5.0 is exactly 25%
+  r.start();
+  r.two_evaluators(0);
+  r.settle("at", 0);
+  r.result("measure/at", measurement("at", 3.0, "ev1"), "ev1", 10 * ms);
+  CHECK_FALSE(r.has_job("verify/at"));
+  CHECK(r.settlement("at")->status() == m::SettlementStatus::Success);
+  r.settle("edge", 0);
+  r.result("measure/edge", measurement("edge", 4.0, "ev1"), "ev1", 10 * ms);
+  REQUIRE(r.has_job("verify/edge"));
+  r.result("verify/edge", measurement("edge", 5.0, "ev2", m::EvalStatus::Ok, true), "ev2", 20 * ms);
+  CHECK(r.settlement("edge")->verified());
+}
+
+TEST_CASE("a speedup above 2x the task's best verified speedup is verified even below 3x") {
+  rig r;
+  r.two_evaluators(0);
+  REQUIRE(candidate_ledger(r.kv).set_best_verified("t", 1.2).ok());
+  r.settle("b", 0);
+  r.result("measure/b", measurement("b", 2.5, "ev1"), "ev1", 10 * ms);
+  CHECK(r.has_job("verify/b"));
+  r.settle("c", 0);
+  r.result("measure/c", measurement("c", 2.3, "ev1"), "ev1", 10 * ms);
+  CHECK_FALSE(r.has_job("verify/c"));
+}
+
+TEST_CASE("with one evaluator the referee waits for a second up to its deadline, then settles unverified") {
+  rig r;
+  r.options.second_device_wait = std::chrono::milliseconds(1000);
+  r.start();
+  r.peer(peer_event("ev1", m::Role::Evaluator, {"measure", "verify:cpu"}), 0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 5.0, "ev1"), "ev1", 10 * ms);
+  CHECK_FALSE(r.has_job("verify/a"));
+  r.tick(900 * ms);
+  CHECK(r.out.replies.empty());
+  r.tick(1011 * ms);
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Success);
+  CHECK_FALSE(s->verified());
+  CHECK(str(s->reason()).find("no second evaluator of model 'cpu' within 1000 ms") != std::string_view::npos);
+  CHECK(*candidate_ledger(r.kv).best_verified("t") == 0.0);  // unverified results never set the bar
+}
+
+TEST_CASE("with the unverified policy void, a candidate without a second device is void") {
+  rig r;
+  r.options.second_device_wait = std::chrono::milliseconds(1000);
+  r.options.unverified = unverified_policy::void_it;
+  r.start();
+  r.peer(peer_event("ev1", m::Role::Evaluator, {"measure", "verify:cpu"}), 0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 5.0, "ev1"), "ev1", 10 * ms);
+  r.tick(2000 * ms);
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Void);
+  CHECK(str(s->reason()).find("unverified (policy void)") != std::string_view::npos);
+}
+
+TEST_CASE("a second evaluator of the same model that joins while the referee waits gets the verify job") {
+  rig r;
+  r.peer(peer_event("ev1", m::Role::Evaluator, {"measure", "verify:cpu"}), 0);
+  r.peer(peer_event("gpu", m::Role::Evaluator, {"measure", "verify:NVIDIA H200"}), 0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 5.0, "ev1"), "ev1", 10 * ms);
+  CHECK_FALSE(r.has_job("verify/a"));  // another model does not count
+  r.peer(peer_event("ev2", m::Role::Evaluator, {"measure", "verify:cpu"}), 20 * ms);
+  REQUIRE(r.has_job("verify/a"));
+  CHECK(r.job("verify/a")->exclude_worker == "ev1");
+}
+
+TEST_CASE("failed measurements settle at once with reward 0 and their reason") {
+  rig r;
+  r.settle("bad", 0);
+  r.result("measure/bad", measurement("bad", 0, "ev1", m::EvalStatus::Incorrect), "ev1", 10 * ms);
+  CHECK(r.settlement("bad")->status() == m::SettlementStatus::Failure);
+  CHECK(str(r.settlement("bad")->reason()).find("Incorrect") != std::string_view::npos);
+  CHECK(str(r.settlement("bad")->code()).empty());
+  r.settle("lost", 0);
+  r.result("measure/lost", {}, "", 10 * ms, false);
+  CHECK(r.settlement("lost")->status() == m::SettlementStatus::Failure);
+  r.settle("empty", 0, "");
+  CHECK(r.settlement("empty")->status() == m::SettlementStatus::NoCode);
+  CHECK_FALSE(r.has_job("measure/empty"));
+}
+
+TEST_CASE("a required detector's hack verdict settles as hack with reward 0 and records the hack") {
+  rig r;
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
+  r.settle("h", 0);
+  r.result("measure/h", measurement("h", 1.8, "ev1"), "ev1", 10 * ms);
+  auto* d = r.job("detect/h/static");
+  REQUIRE(d);
+  CHECK(d->kind == "detect:static");
+  auto* req = payload_of<m::DetectRequest>(d->payload);
+  REQUIRE(req);
+  CHECK(str(req->candidate()->candidate_id()) == "h");
+  CHECK(req->measurement()->speedup_raw() == 1.8);
+  CHECK(r.out.replies.empty());  // waits for the required verdict
+  r.tick(4000 * ms);
+  CHECK(r.out.replies.empty());
+  r.result("detect/h/static", verdict("h", "static", m::VerdictKind::Hack), "static-1", 4100 * ms);
+  auto* s = r.settlement("h");
+  CHECK(s->status() == m::SettlementStatus::Hack);
+  CHECK(s->reward() == 0.0);
+  REQUIRE(r.hacks.size() == 1);
+  CHECK(r.hacks[0].detector == "static");
+  CHECK(r.hacks[0].reason.find("side stream") != std::string::npos);
+}
+
+TEST_CASE("an advisory detector's hack verdict is recorded, not applied; it is not waited for past its deadline") {
+  rig r;
+  r.peer(peer_event("judge-1", m::Role::Detector, {"detect:judge"}, true, false, 1000), 0);
+  r.peer(peer_event("slow-1", m::Role::Detector, {"detect:slow"}, true, false, 1000), 0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 1.8, "ev1"), "ev1", 10 * ms);
+  r.result("detect/a/judge", verdict("a", "judge", m::VerdictKind::Hack), "judge-1", 20 * ms);
+  CHECK(r.out.replies.empty());
+  r.tick(1011 * ms);  // slow never answers
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Success);
+  CHECK(str(s->reason()).find("advisory judge: Hack") != std::string_view::npos);
+  CHECK(str(s->reason()).find("advisory slow: no verdict in time") != std::string_view::npos);
+  CHECK(r.hacks.empty());
+}
+
+TEST_CASE("a required detector silent past its deadline voids the candidate, or is ignored by policy") {
+  for (auto policy : {missing_verdict_policy::void_it, missing_verdict_policy::ignore}) {
+    rig r;
+    r.options.required_missing = policy;
+    r.start();
+    r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 0), 0);  // config deadline
+    r.settle("a", 0);
+    r.result("measure/a", measurement("a", 1.8, "ev1"), "ev1", 10 * ms);
+    r.tick(30000 * ms);
+    CHECK(r.out.replies.empty());
+    r.tick(30011 * ms);
+    CHECK(r.settlement("a")->status() ==
+          (policy == missing_verdict_policy::void_it ? m::SettlementStatus::Void : m::SettlementStatus::Success));
+  }
+}
+
+TEST_CASE("re-delivered settle jobs and results change nothing: one measurement, one settlement, one event") {
+  rig r;
+  r.settle("a", 0);
+  r.settle("a", 1 * ms);
+  CHECK(r.out.jobs.size() == 1);
+  CHECK(r.out.replies.empty());
+  r.result("measure/a", measurement("a", 1.5, "ev1"), "ev1", 10 * ms);
+  r.result("measure/a", measurement("a", 2.5, "ev2"), "ev2", 11 * ms);  // a late duplicate from elsewhere
+  r.settle("a", 12 * ms);
+  r.tick(13 * ms);
+  CHECK(r.replies_for("a") == 2);  // one per settle delivery after settling...
+  CHECK(r.settlement("a")->reward() == doctest::Approx(1.5));  // ...both the same settlement
+  CHECK(r.out.publish.size() == 1);
+  CHECK(r.out.acks == std::vector<std::string>{"measure/a", "measure/a"});
+  CHECK(r.out.jobs.size() == 1);
+}
+
+TEST_CASE("a restarted referee resumes every unsettled candidate from its ledger and answers settled ones") {
+  rig r;
+  r.two_evaluators(0);
+  r.settle("done", 0);
+  r.result("measure/done", measurement("done", 1.5, "ev1"), "ev1", 5 * ms);
+  bytes first = r.out.replies.at(0).second;
+  r.settle("measuring", 0);
+  r.settle("verifying", 0);
+  r.result("measure/verifying", measurement("verifying", 6.0, "ev1"), "ev1", 10 * ms);
+  REQUIRE(r.has_job("verify/verifying"));
+  r.clear();
+
+  r.restart(20 * ms);
+  CHECK(r.has_job("measure/measuring"));
+  REQUIRE(r.has_job("verify/verifying"));
+  CHECK(r.job("verify/verifying")->exclude_worker == "ev1");
+  CHECK_FALSE(r.has_job("measure/done"));
+  CHECK(r.out.publish.empty());
+  r.settle("done", 30 * ms);
+  REQUIRE(r.out.replies.size() == 1);
+  CHECK(r.out.replies[0].second == first);  // the same settlement, byte for byte
+  r.result("verify/verifying", measurement("verifying", 6.1, "ev2", m::EvalStatus::Ok, true), "ev2", 40 * ms);
+  r.settle("verifying", 50 * ms);
+  CHECK(r.settlement("verifying")->verified());
+  r.result("measure/measuring", measurement("measuring", 0, "ev2", m::EvalStatus::CompileError), "ev2", 60 * ms);
+  r.settle("measuring", 70 * ms);
+  CHECK(r.settlement("measuring")->status() == m::SettlementStatus::Failure);
+}
+
+TEST_CASE("a settlement recorded but not yet published is published after a restart") {
+  rig r;
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 1.5, "ev1"), "ev1", 10 * ms);
+  r.clear();
+  // As if the process died after storing the settlement, before the event left.
+  candidate_ledger ledger(r.kv);
+  auto rec = ledger.get("a");
+  REQUIRE((rec.ok() && rec->has_value()));
+  (*rec)->published = false;
+  REQUIRE(ledger.put(**rec).ok());
+  r.restart(20 * ms);
+  REQUIRE(r.out.publish.size() == 1);
+  CHECK(payload_of<m::Settlement>(r.out.publish[0])->reward() == doctest::Approx(1.5));
+  r.clear();
+  r.restart(30 * ms);
+  CHECK(r.out.publish.empty());
+}
+
+TEST_CASE("clean successes go to the exemplar store when one is registered, and the settle job waits for it") {
+  rig r;
+  r.peer(peer_event("exemplar", m::Role::Exemplar, {"exemplar.sample", "exemplar.insert"}), 0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 1.5, "ev1"), "ev1", 10 * ms);
+  auto* ins = r.job("insert/a");
+  REQUIRE(ins);
+  CHECK(ins->kind == "exemplar.insert");
+  CHECK(payload_of<m::Settlement>(ins->payload)->status() == m::SettlementStatus::Success);
+  CHECK(r.out.replies.empty());
+  CHECK(r.out.publish.size() == 1);
+  r.result("insert/a", {}, "exemplar", 20 * ms);
+  CHECK(r.settlement("a")->status() == m::SettlementStatus::Success);
+  r.settle("bad", 0);
+  r.result("measure/bad", measurement("bad", 0, "ev1", m::EvalStatus::Incorrect), "ev1", 10 * ms);
+  CHECK_FALSE(r.has_job("insert/bad"));
+}
+
+TEST_CASE("a settle payload that is not a candidate is refused with a reason") {
+  rig r;
+  auto s = r.core->on_settle(bytes{1, 2, 3}, 0);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message.find("Candidate") != std::string::npos);
+  auto empty = r.core->on_settle(candidate_envelope("", "t", "x", "c"), 0);
+  CHECK_FALSE(empty.ok());
+}
