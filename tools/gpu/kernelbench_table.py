@@ -55,8 +55,10 @@ def main():
             "/".join(str(e["rounds"]) for e in evals),
             " ".join("%.3f" % s for s in kb) or (kb_err[0][:60] if kb_err else "-"),
             ("%.1f%%" % (100 * spread(kb))) if len(kb) > 1 else "-"))
+        if len(ok) != len(evals):
+            failures.append("%s: statuses %s" % (job, rewards))
         if job.startswith("identity/"):
-            if len(ok) != len(evals) or any(e["reward"] != 1.0 for e in ok):
+            if any(e["reward"] != 1.0 for e in ok):
                 failures.append("%s: identity rewards %s" % (job, rewards))
             if any(abs(r - 1) > 0.02 for r in raws):
                 failures.append("%s: identity speedup_raw %s" % (job, raws))
@@ -66,6 +68,12 @@ def main():
     if durations:
         med = statistics.median(durations)
         print("- median seconds per evaluation: %.1f (the paper's window: 1800 s, %.0fx more)" % (med, 1800 / med))
+        every = [e for v in ours.values() for e in v]
+        print("- evaluations per hour (sums of evaluation durations): %.0f over %d evaluations" % (
+            3600 * len(every) / sum(durations), len(every)))
+        needed = [e for e in every if e.get("compiled")]
+        print("- compile cache: %d of %d evaluations that needed a compile were hits" % (
+            sum(1 for e in needed if e.get("compile_cache_hit")), len(needed)))
     kb_spreads = [spread([b["speedup"] for b in v if "speedup" in b]) for v in base.values()]
     kb_spreads = [s for s in kb_spreads if s == s]
     our_spreads = [spread([e["speedup_raw"] for e in v if e["status"] == "ok"]) for v in ours.values()]
