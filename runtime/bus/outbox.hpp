@@ -1,7 +1,9 @@
 // What a protocol core wants sent: the actor that owns the transport (or a
-// test) drains it into the transport. Cores never touch a transport themselves.
+// test) drains it into the transport with transmit(). Cores never touch a
+// transport themselves.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,5 +17,12 @@ struct outbound {
   bytes data;
 };
 using outbox = std::vector<outbound>;
+
+// Sends every message of out: direct messages grouped per peer, in their
+// order, through send_batch(); events one by one. Returns how many sends
+// failed (each a peer that is gone or whose queue is full: the protocol
+// resends what matters). Called by the hub, worker and client loops once
+// per turn.
+std::size_t transmit(transport& t, outbox& out);
 
 }  // namespace crucible::bus

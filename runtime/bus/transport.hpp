@@ -44,6 +44,14 @@ class transport {
   // when the peer is unknown or the queue is full.
   virtual status send(std::string_view peer, std::span<const std::uint8_t> data) = 0;
 
+  // Sends messages to peer, in order. An implementation may carry them as
+  // one transport message (zmq_transport does, see batch.hpp); the
+  // receiver's receive() returns them one by one either way.
+  virtual status send_batch(std::string_view peer, std::span<const std::span<const std::uint8_t>> messages) {
+    for (auto m : messages) CRUCIBLE_TRY(send(peer, m));
+    return {};
+  }
+
   // Publishes data on topic to every subscriber of a prefix of topic.
   virtual status publish(std::string_view topic, std::span<const std::uint8_t> data) = 0;
 

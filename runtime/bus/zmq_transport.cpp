@@ -5,6 +5,7 @@
 
 #include <zmq.hpp>
 
+#include "runtime/bus/batch.hpp"
 #include "runtime/bus/endpoints.hpp"
 
 namespace crucible::bus {
@@ -57,9 +58,26 @@ std::vector<zmq::message_t> recv_parts(zmq::socket_t& s) {
   return parts;
 }
 
+std::span<const std::uint8_t> view(const zmq::message_t& m) {
+  return {static_cast<const std::uint8_t*>(m.data()), m.size()};
+}
+
 bytes to_bytes(const zmq::message_t& m) {
-  auto* p = static_cast<const std::uint8_t*>(m.data());
-  return bytes(p, p + m.size());
+  auto v = view(m);
+  return bytes(v.begin(), v.end());
+}
+
+// Appends the direct message m from peer as frames: one, or one per message
+// of a batch (batch.hpp). A malformed batch goes on whole, for the verifier.
+void push_direct(std::vector<frame>& out, const std::string& peer, const zmq::message_t& m) {
+  auto parts = split_batch(view(m));
+  if (parts.empty()) parts.push_back(view(m));
+  for (auto p : parts) {
+    frame f;
+    f.peer = peer;
+    f.data.assign(p.begin(), p.end());
+    out.push_back(std::move(f));
+  }
 }
 
 status send_error(const std::string& what, const zmq::error_t& e) {
@@ -89,6 +107,13 @@ class zmq_endpoint : public transport {
   }
 
   void wake() final { wake_.signal(); }
+
+  // Two or more messages go as one batch (batch.hpp).
+  status send_batch(std::string_view peer, std::span<const std::span<const std::uint8_t>> messages) final {
+    if (messages.size() == 1) return send(peer, messages[0]);
+    auto joined = join_batch(messages);
+    return send(peer, joined);
+  }
 
  protected:
   // The sockets to poll (the wake fd is added by receive()).
@@ -188,12 +213,16 @@ class zmq_hub_transport final : public zmq_endpoint {
     auto parts = recv_parts(router_);
     if (!parts.empty()) {
       progress = true;
-      frame f;
-      f.peer.assign(static_cast<const char*>(parts[0].data()), parts[0].size());
+      std::string peer(static_cast<const char*>(parts[0].data()), parts[0].size());
       // A well-formed DEALER message is [id][data]; anything else arrives
       // as an empty frame, which the verifier refuses and counts.
-      if (parts.size() == 2) f.data = to_bytes(parts[1]);
-      out.push_back(std::move(f));
+      if (parts.size() == 2) {
+        push_direct(out, peer, parts[1]);
+      } else {
+        frame f;
+        f.peer = std::move(peer);
+        out.push_back(std::move(f));
+      }
     }
     if (read_event(xsub_, out)) progress = true;
     // Subscription notices: XPUB already filters per subscriber.
@@ -263,9 +292,8 @@ class zmq_peer_transport final : public zmq_endpoint {
     auto parts = recv_parts(dealer_);
     if (!parts.empty()) {
       progress = true;
-      frame f;
-      if (parts.size() == 1) f.data = to_bytes(parts[0]);
-      out.push_back(std::move(f));
+      if (parts.size() == 1) push_direct(out, {}, parts[0]);
+      else out.push_back(frame{});
     }
     if (read_event(sub_, out)) progress = true;
     return progress;

@@ -69,10 +69,7 @@ class hub_actor final : public caf::blocking_actor {
                     out.size());
       return;
     }
-    for (auto& o : out) {
-      auto sent = o.via == bus::channel::direct ? transport_->send(o.to, o.data) : transport_->publish(o.to, o.data);
-      if (!sent.ok()) spdlog::debug("send to '{}' failed: {}", o.to, sent.error().message);
-    }
+    bus::transmit(*transport_, out);
   }
 
   hub::hub_options options_;

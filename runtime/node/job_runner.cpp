@@ -30,7 +30,8 @@ job_report run_jobs(bus::transport& transport, bus::peer_options client, const s
   std::vector<bus::frame> frames;
   clock_type::time_point first_submit{};
   auto flush = [&] {
-    for (auto& o : session.take_outbox()) (void)transport.send({}, o.data);
+    auto out = session.take_outbox();
+    bus::transmit(transport, out);
   };
 
   while (report.completed + report.failed < jobs.size()) {

@@ -69,7 +69,8 @@ class worker_actor final : public caf::blocking_actor {
     std::vector<bus::frame> frames;
     bool running = true;
     while (running) {
-      transmit(session.take_outbox());
+      auto out = session.take_outbox();
+      bus::transmit(*transport_, out);
       frames.clear();
       (void)transport_->receive(frames, 1024, tick);
       auto now = clock_type::now();
@@ -97,7 +98,8 @@ class worker_actor final : public caf::blocking_actor {
             [&](caf::exit_msg&) { running = false; }, caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
       }
     }
-    transmit(session.take_outbox());
+    auto out = session.take_outbox();
+    bus::transmit(*transport_, out);
   }
 
  private:
@@ -112,13 +114,6 @@ class worker_actor final : public caf::blocking_actor {
         }
         t->wake();
       });
-    }
-  }
-
-  void transmit(bus::outbox out) {
-    for (auto& o : out) {
-      auto s = o.via == bus::channel::direct ? transport_->send(o.to, o.data) : transport_->publish(o.to, o.data);
-      if (!s.ok()) spdlog::debug("send failed: {}", s.error().message);
     }
   }
 

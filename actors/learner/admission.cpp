@@ -1,0 +1,44 @@
+#include "actors/learner/admission.hpp"
+
+#include <algorithm>
+
+namespace crucible::learner {
+
+std::uint64_t rollout_group::oldest_version() const {
+  std::uint64_t oldest = policy_version;
+  for (const auto& s : samples)
+    for (auto v : s.token_versions) oldest = std::min(oldest, v);
+  return oldest;
+}
+
+staleness_gate::staleness_gate(std::uint64_t max_staleness, std::uint64_t groups_per_batch)
+    : max_staleness_(max_staleness), groups_per_batch_(std::max<std::uint64_t>(groups_per_batch, 1)) {}
+
+bool staleness_gate::try_start(std::uint64_t rollout_version) {
+  if (started_ >= (rollout_version + max_staleness_ + 1) * groups_per_batch_) return false;
+  ++started_;
+  return true;
+}
+
+void staleness_gate::cancel_start() {
+  if (started_ > 0) --started_;
+}
+
+status staleness_gate::admit(const rollout_group& group, std::uint64_t version) const {
+  const std::uint64_t oldest = group.oldest_version();
+  if (oldest > version) {
+    return make_error(errc::invalid_argument, "group " + group.group_id + " claims policy version " +
+                                                  std::to_string(oldest) + ", newer than the learner's " +
+                                                  std::to_string(version));
+  }
+  if (version - oldest > max_staleness_) {
+    return make_error(errc::unavailable, "group " + group.group_id + " has tokens of version " +
+                                             std::to_string(oldest) + ", " + std::to_string(version - oldest) +
+                                             " versions behind the learner's " + std::to_string(version) +
+                                             " (max_staleness " + std::to_string(max_staleness_) +
+                                             "): wait for newer weights and resample it");
+  }
+  return status::success();
+}
+
+}  // namespace crucible::learner

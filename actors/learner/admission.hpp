@@ -1,0 +1,46 @@
+// Off-policy admission: which rollout groups the learner takes, and when a
+// rollout may start a new one. Groups made by a policy more than
+// max_staleness versions older than the learner's are not admitted; instead of
+// having such work dropped, rollouts ask before starting a group and wait
+// while the answer is no (AReaL's rule: a rollout at version v may start the
+// n-th group only while n < (v + max_staleness + 1) * groups_per_batch, so
+// every group is trained at most max_staleness versions after its version).
+// Owned by the learner (trainer and role); not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "actors/learner/rollout_batch.hpp"
+#include "runtime/base/result.hpp"
+
+namespace crucible::learner {
+
+class staleness_gate {
+ public:
+  staleness_gate(std::uint64_t max_staleness, std::uint64_t groups_per_batch);
+
+  // May a rollout holding weights of `rollout_version` start a group now?
+  // true counts the group as started; false means wait for newer weights
+  // (or for the learner to consume more groups) and ask again.
+  bool try_start(std::uint64_t rollout_version);
+  // A started group will not arrive (its rollout gave up); frees its place.
+  void cancel_start();
+
+  // Whether `group` may be trained on at learner version `version`. unavailable
+  // naming the group, its oldest version and the limit when it is too old
+  // (the rollout should wait for newer weights and resample that prompt).
+  status admit(const rollout_group& group, std::uint64_t version) const;
+
+  std::uint64_t started() const { return started_; }
+  std::uint64_t max_staleness() const { return max_staleness_; }
+  // Checkpoints save and restore the count of groups started.
+  void restore(std::uint64_t started) { started_ = started; }
+
+ private:
+  std::uint64_t max_staleness_;
+  std::uint64_t groups_per_batch_;
+  std::uint64_t started_ = 0;
+};
+
+}  // namespace crucible::learner

@@ -1,0 +1,137 @@
+// The learner's torch-free parts: the [learner] config section, the
+// learning-rate schedule, staleness admission and metrics lines.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numbers>
+
+#include "actors/learner/admission.hpp"
+#include "actors/learner/learner_config.hpp"
+#include "actors/learner/schedule.hpp"
+#include "actors/learner/step_report.hpp"
+
+namespace crucible::learner {
+namespace {
+
+std::string write_config(const std::string& text) {
+  auto path = (std::filesystem::temp_directory_path() / ("crucible-learner-" + std::to_string(::getpid()) + ".toml")).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+result<learner_options> read_config(const std::string& text) {
+  auto f = config::file::load(write_config(text));
+  REQUIRE(f.ok());
+  learner_options o;
+  auto s = config::read(f->get("learner"), o);
+  if (!s) return s.error();
+  return o;
+}
+
+TEST_CASE("[learner] maps onto learner_options and keeps defaults for absent keys") {
+  auto o = read_config(
+      "[learner]\nobjective = \"reinforce\"\nloss_aggregation = \"token_mean\"\nclip_eps_high = 0.28\n"
+      "max_staleness = 2\nlearning_rate = 3e-6\ngroups_per_batch = 4\nmicro_batches = 2\npolicy = \"models/q\"\n");
+  REQUIRE_MESSAGE(o.ok(), o.error().text());
+  CHECK(o->objective == stage::reinforce);
+  CHECK(o->loss_aggregation == aggregation::token_mean);
+  CHECK(o->clip_eps_high == doctest::Approx(0.28));
+  CHECK(o->clip_eps_low == doctest::Approx(0.2));
+  CHECK(o->max_staleness == 2);
+  CHECK(o->learning_rate == doctest::Approx(3e-6));
+  CHECK(o->micro_batches == 2);
+  CHECK(o->policy == "models/q");
+  CHECK(o->reward_clip == doctest::Approx(1.5));
+  CHECK(o->reward_window == learner_options{}.reward_window);
+}
+
+TEST_CASE("bad [learner] values are refused naming the key") {
+  auto unknown = read_config("[learner]\nobjective = \"ppo\"\n");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().message.find("[learner] objective") != std::string::npos);
+  auto split = read_config("[learner]\ngroups_per_batch = 6\nmini_batches = 4\n");
+  REQUIRE_FALSE(split.ok());
+  CHECK(split.error().message.find("mini_batches") != std::string::npos);
+  auto eps = read_config("[learner]\nclip_eps_low = 1.0\n");
+  REQUIRE_FALSE(eps.ok());
+  CHECK(eps.error().message.find("clip_eps_low") != std::string::npos);
+  auto typo = read_config("[learner]\nlearnig_rate = 1e-5\n");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().message.find("learnig_rate") != std::string::npos);
+}
+
+TEST_CASE("the learning rate warms up linearly, then follows a cosine to the floor") {
+  // warm-up 4 steps: 1/5, 2/5, 3/5, 4/5 of the peak, then the peak at step 4.
+  CHECK(scheduled_learning_rate(1.0, 0, 4, 14, 0.1) == doctest::Approx(0.2));
+  CHECK(scheduled_learning_rate(1.0, 3, 4, 14, 0.1) == doctest::Approx(0.8));
+  CHECK(scheduled_learning_rate(1.0, 4, 4, 14, 0.1) == doctest::Approx(1.0));
+  // Half-way through the cosine (step 9 of 4..14): floor + (peak - floor) / 2.
+  CHECK(scheduled_learning_rate(1.0, 9, 4, 14, 0.1) == doctest::Approx(0.55));
+  CHECK(scheduled_learning_rate(1.0, 14, 4, 14, 0.1) == doctest::Approx(0.1));
+  CHECK(scheduled_learning_rate(1.0, 100, 4, 14, 0.1) == doctest::Approx(0.1));
+  // total_steps 0: constant after warm-up.
+  CHECK(scheduled_learning_rate(2.0, 1000, 0, 0, 0) == doctest::Approx(2.0));
+}
+
+rollout_group group_of(std::uint64_t version, std::vector<std::uint64_t> token_versions = {}) {
+  rollout_group g;
+  g.group_id = "g" + std::to_string(version);
+  g.policy_version = version;
+  rollout_sample s;
+  s.completion_ids.resize(token_versions.size());
+  s.token_versions = std::move(token_versions);
+  g.samples.push_back(s);
+  return g;
+}
+
+TEST_CASE("a group older than max_staleness versions is not admitted, and the error says to wait") {
+  staleness_gate gate(2, 4);
+  CHECK(gate.admit(group_of(3), 5).ok());
+  auto old = gate.admit(group_of(2), 5);
+  REQUIRE_FALSE(old.ok());
+  CHECK(old.error().code == errc::unavailable);
+  CHECK(old.error().message.find("max_staleness 2") != std::string::npos);
+  // The oldest token decides: a group started at 4 with a token of version 1.
+  CHECK_FALSE(gate.admit(group_of(4, {4, 1}), 5).ok());
+  CHECK(gate.admit(group_of(4, {4, 3}), 5).ok());
+  // A version from the future is a bad group, not a stale one.
+  CHECK(gate.admit(group_of(6), 5).error().code == errc::invalid_argument);
+}
+
+TEST_CASE("a rollout may start groups while they would be trained within max_staleness, then waits") {
+  staleness_gate gate(1, 2);  // max_staleness 1, 2 groups per batch
+  // At version 0 a rollout may start (0 + 1 + 1) * 2 = 4 groups (trained at versions 0 and 1).
+  for (int i = 0; i < 4; ++i) CHECK(gate.try_start(0));
+  CHECK_FALSE(gate.try_start(0));
+  // With the weights of version 1 it may start 2 more.
+  CHECK(gate.try_start(1));
+  CHECK(gate.try_start(1));
+  CHECK_FALSE(gate.try_start(1));
+  gate.cancel_start();
+  CHECK(gate.try_start(1));
+  CHECK(gate.started() == 6);
+}
+
+TEST_CASE("a step report is one JSON line with every metric") {
+  step_report r;
+  r.objective = "grpo";
+  r.loss = -0.5;
+  r.staleness = {{0, 3}, {2, 1}};
+  r.tokens_per_second = 1234.5;
+  auto j = nlohmann::json::parse(r.json());
+  CHECK(j["objective"] == "grpo");
+  CHECK(j["loss"].get<double>() == doctest::Approx(-0.5));
+  CHECK(j["staleness"]["2"] == 1);
+  CHECK(j["tokens_per_second"].get<double>() == doctest::Approx(1234.5));
+  for (const char* key : {"kl", "clip_fraction", "weight_mean", "weight_min", "weight_max", "truncated_fraction",
+                          "reward_mean", "smoothed_reward_mean", "grad_norm", "learning_rate", "version"})
+    CHECK_MESSAGE(j.contains(key), key);
+}
+
+}  // namespace
+}  // namespace crucible::learner

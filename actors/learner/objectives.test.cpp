@@ -1,0 +1,172 @@
+// The objectives against values worked out by hand (in the comments).
+// LibTorch first: glog defines a CHECK that doctest's must replace.
+#include "actors/learner/objectives.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "actors/learner/reward_window.hpp"
+
+namespace crucible::learner {
+namespace {
+
+torch::Tensor t(std::vector<float> v) { return torch::tensor(v); }
+torch::Tensor rows(std::vector<std::vector<float>> v) {
+  std::vector<torch::Tensor> r;
+  for (auto& x : v) r.push_back(torch::tensor(x));
+  return torch::stack(r);
+}
+torch::Tensor mask_of(std::vector<std::vector<float>> v) { return rows(std::move(v)).to(torch::kBool); }
+
+void check_close(const torch::Tensor& got, std::vector<float> want, double tol = 1e-5) {
+  auto flat = got.flatten().to(torch::kFloat64);
+  REQUIRE(flat.numel() == static_cast<std::int64_t>(want.size()));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i);
+    CHECK(flat[static_cast<std::int64_t>(i)].item<double>() == doctest::Approx(want[i]).epsilon(tol));
+  }
+}
+
+double value(const torch::Tensor& x) { return x.item<double>(); }
+
+TEST_CASE("reward smoothing divides by sigma and clips to [-k, k]") {
+  // (r - 1.5) / 0.5 = -3, -1, 1, 3 -> clipped at 1.5.
+  check_close(smooth_rewards(t({0, 1, 2, 3}), 1.5, 0.5, 1.5), {-1.5, -1, 1, 1.5});
+  // A smaller k clips more: (r - 1) / 2 = -0.5, 0, 0.5, 1 with k 0.6.
+  check_close(smooth_rewards(t({0, 1, 2, 3}), 1.0, 2.0, 0.6), {-0.5, 0, 0.5, 0.6});
+}
+
+TEST_CASE("reward smoothing with sigma 0 takes the limit: +k above the mean, -k below, 0 at it") {
+  check_close(smooth_rewards(t({1, 2, 3}), 2.0, 0.0, 1.5), {-1.5, 0, 1.5});
+}
+
+TEST_CASE("a reward window of one holds the last reward, so its sigma is 0") {
+  reward_window w(1);
+  const std::vector<double> r{0.3, 0.7};
+  w.add(r);
+  CHECK(w.size() == 1);
+  CHECK(w.mean() == doctest::Approx(0.7));
+  CHECK(w.stddev() == 0);
+  check_close(smooth_rewards(torch::tensor(r, torch::kFloat64), w.mean(), w.stddev()), {-1.5, 0});
+  check_close(smooth_rewards(t({0.3f, 0.7f}), w.mean(), w.stddev()), {-1.5, 0});  // fp32 0.7 is within rounding of 0.7
+}
+
+TEST_CASE("the reward window keeps the most recent rewards and gives the population sigma") {
+  reward_window w(4);
+  const std::vector<double> a{100, 1, 2}, b{3, 4};
+  w.add(a);
+  w.add(b);  // holds 1 2 3 4: mean 2.5, variance (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25
+  CHECK(w.values() == std::vector<double>({1, 2, 3, 4}));
+  CHECK(w.mean() == doctest::Approx(2.5));
+  CHECK(w.stddev() == doctest::Approx(std::sqrt(1.25)));
+}
+
+TEST_CASE("group advantages are (r - mean) / unbiased std, and zero for a uniform or single-sample group") {
+  check_close(group_advantages(t({1, 2, 3})), {-1, 0, 1});  // mean 2, std sqrt((1 + 0 + 1) / 2) = 1
+  check_close(group_advantages(t({0, 0, 0, 2})), {-0.5, -0.5, -0.5, 1.5});  // mean 0.5, std 1
+  check_close(group_advantages(t({5, 5, 5})), {0, 0, 0});
+  check_close(group_advantages(t({4})), {0});
+}
+
+TEST_CASE("the clipped surrogate takes the pessimistic term with separate low and high bounds") {
+  // ratios 1.5, 1.5, 0.5, 0.5 against advantages +1, -1, -1, +1; eps_low 0.2, eps_high 0.3.
+  auto logp = torch::log(t({1.5f, 1.5f, 0.5f, 0.5f})).unsqueeze(-1).requires_grad_(true);
+  auto prox = torch::zeros({4, 1});
+  torch::Tensor clipped;
+  auto loss = clipped_surrogate(logp, prox, t({1, -1, -1, 1}), 0.2, 0.3, &clipped);
+  // +1: min(1.5, 1.3) = 1.3 (clipped); -1: min(-1.5, -1.3) = -1.5;
+  // -1: min(-0.5, -0.8) = -0.8 (clipped); +1: min(0.5, 0.8) = 0.5.
+  check_close(loss, {-1.3f, 1.5f, 0.8f, -0.5f});
+  check_close(clipped.to(torch::kFloat32), {1, 0, 1, 0});
+  // Gradients flow only through unclipped terms: d(-ratio A)/dlogp = -ratio A.
+  loss.sum().backward();
+  check_close(logp.grad(), {0, 1.5f, 0, -0.5f});
+}
+
+TEST_CASE("k3 KL is exp(d) - d - 1 with d = ref - logp: zero where the policies agree") {
+  auto logp = torch::zeros({2}).requires_grad_(true);
+  auto ref = t({static_cast<float>(std::log(2.0)), 0});
+  auto kl = k3_kl(logp, ref);
+  check_close(kl, {static_cast<float>(2 - std::log(2.0) - 1), 0});
+  // d/dlogp = 1 - exp(d): -1 at d = log 2, 0 at d = 0.
+  kl.sum().backward();
+  check_close(logp.grad(), {-1, 0});
+}
+
+TEST_CASE("the behaviour weight is exp(proximal - behaviour), truncated at the cap, with no gradient") {
+  auto prox = torch::zeros({3}).requires_grad_(true);
+  auto behaviour = torch::log(t({0.25f, 1.0f, 2.0f}));
+  check_close(behaviour_weight(prox, behaviour, std::nullopt), {4, 1, 0.5});
+  auto capped = behaviour_weight(prox, behaviour, 2.0);
+  check_close(capped, {2, 1, 0.5});
+  CHECK_FALSE(capped.requires_grad());
+}
+
+TEST_CASE("sequence mean averages each sequence first; token mean averages every token; empty rows count for nothing") {
+  auto values = rows({{1, 2, 3}, {4, 0, 0}, {9, 9, 9}});
+  auto mask = mask_of({{1, 1, 1}, {1, 0, 0}, {0, 0, 0}});
+  CHECK(value(aggregate(values, mask, aggregation::sequence_mean)) == doctest::Approx(3.0));  // (2 + 4) / 2
+  CHECK(value(aggregate(values, mask, aggregation::token_mean)) == doctest::Approx(2.5));     // 10 / 4
+  // A normaliser for the whole batch replaces this slice's own count.
+  CHECK(value(aggregate(values, mask, aggregation::sequence_mean, 4.0)) == doctest::Approx(1.5));
+  CHECK(value(aggregate(values, mask, aggregation::token_mean, 8.0)) == doctest::Approx(1.25));
+  CHECK(value(aggregate(values, mask_of({{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}), aggregation::token_mean)) == 0);
+}
+
+TEST_CASE("the GRPO loss weights each token by the truncated behaviour weight and adds beta times the KL") {
+  // One sequence, two tokens; the current policy equals the proximal one
+  // (ratio 1), the behaviour policy gave the first token half the proximal
+  // probability (weight 2), advantage +1.
+  grpo_inputs in;
+  in.logp = torch::zeros({1, 2}).requires_grad_(true);
+  in.proximal_logp = torch::zeros({1, 2});
+  in.behaviour_logp = rows({{static_cast<float>(std::log(0.5)), 0}});
+  in.ref_logp = rows({{static_cast<float>(std::log(2.0)), 0}});
+  in.advantages = t({1});
+  in.mask = mask_of({{1, 1}});
+
+  grpo_settings s;
+  auto plain = grpo_loss(in, s);  // per token -2, -1 -> mean -1.5
+  CHECK(value(plain.loss) == doctest::Approx(-1.5));
+  CHECK(plain.weight_mean == doctest::Approx(1.5));
+  CHECK(plain.weight_min == doctest::Approx(1.0));
+  CHECK(plain.weight_max == doctest::Approx(2.0));
+  CHECK(plain.clip_fraction == 0);
+  CHECK(plain.tokens == 2);
+
+  s.behaviour_cap = 1.5;  // per token -1.5, -1 -> -1.25
+  auto capped = grpo_loss(in, s);
+  CHECK(value(capped.loss) == doctest::Approx(-1.25));
+  CHECK(capped.truncated_fraction == doctest::Approx(0.5));
+
+  s.beta = 0.1;  // + 0.1 * mean(2 - log 2 - 1, 0)
+  auto with_kl = grpo_loss(in, s);
+  const double kl = (2 - std::log(2.0) - 1) / 2;
+  CHECK(with_kl.kl == doctest::Approx(kl));
+  CHECK(value(with_kl.loss) == doctest::Approx(-1.25 + 0.1 * kl));
+
+  // Gradient of the first token: w * d(-ratio)/dlogp + beta * (1 - exp(d)) / 2
+  // = (1.5 * -1 + 0.1 * (1 - 2)) / 2 = -0.8; second: (1 * -1 + 0) / 2 = -0.5.
+  with_kl.loss.backward();
+  check_close(in.logp.grad(), {-0.8f, -0.5f});
+}
+
+TEST_CASE("SFT is the negative log-likelihood of completion tokens") {
+  auto logp = rows({{-1, -2}, {-3, 0}});
+  auto mask = mask_of({{1, 1}, {1, 0}});
+  CHECK(value(sft_loss(logp, mask, aggregation::token_mean)) == doctest::Approx(2.0));      // 6 / 3
+  CHECK(value(sft_loss(logp, mask, aggregation::sequence_mean)) == doctest::Approx(2.25));  // (1.5 + 3) / 2
+}
+
+TEST_CASE("success-only REINFORCE: reward 1 pulls up its tokens, a failure contributes nothing") {
+  auto logp = rows({{-1, -2}, {-3, -4}}).requires_grad_(true);
+  auto mask = mask_of({{1, 1}, {1, 1}});
+  auto loss = reinforce_loss(logp, t({1, 0}), mask, aggregation::sequence_mean);
+  CHECK(value(loss) == doctest::Approx(0.75));  // (1.5 + 0) / 2
+  loss.backward();
+  check_close(logp.grad(), {-0.25, -0.25, 0, 0});
+}
+
+}  // namespace
+}  // namespace crucible::learner

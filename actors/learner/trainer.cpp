@@ -1,0 +1,429 @@
+#include "actors/learner/trainer.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "actors/learner/learner_config.hpp"
+#include "actors/learner/objectives.hpp"
+#include "actors/learner/schedule.hpp"
+
+// LibTorch 2.4 replaced set_enabled / set_autocast_gpu_dtype with per-device calls.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define CRUCIBLE_AUTOCAST_BY_DEVICE 1
+#else
+#define CRUCIBLE_AUTOCAST_BY_DEVICE 0
+#endif
+
+namespace crucible::learner {
+
+// One sample ready for the network: its tokens as a policy::generation (so
+// make_token_batch pads it), its per-sequence coefficient (the GRPO
+// advantage, or the REINFORCE reward) and whether it has completion tokens.
+struct trainer::prepared {
+  policy::generation tokens;
+  double coefficient = 0;
+};
+
+namespace {
+
+// bf16 autocast for the forward of a CUDA model with fp32 weights; does
+// nothing elsewhere. Restores the previous state when it goes.
+class autocast_scope {
+ public:
+  explicit autocast_scope(bool on) : on_(on) {
+    if (!on_) return;
+#if CRUCIBLE_AUTOCAST_BY_DEVICE
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+  }
+  ~autocast_scope() {
+    if (!on_) return;
+#if CRUCIBLE_AUTOCAST_BY_DEVICE
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+    at::autocast::clear_cache();
+  }
+  autocast_scope(const autocast_scope&) = delete;
+  autocast_scope& operator=(const autocast_scope&) = delete;
+
+ private:
+  bool on_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+status check_ids(const std::vector<std::int32_t>& ids, std::int64_t vocab, const std::string& where) {
+  for (auto id : ids) {
+    if (id < 0 || id >= vocab) {
+      return make_error(errc::invalid_argument, where + ": token id " + std::to_string(id) +
+                                                    " outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    }
+  }
+  return status::success();
+}
+
+// Checks a group's samples against the network: counts agree, ids in range.
+status check_group(const rollout_group& g, std::int64_t vocab) {
+  if (g.samples.empty()) return make_error(errc::invalid_argument, "group " + g.group_id + " has no samples");
+  for (std::size_t i = 0; i < g.samples.size(); ++i) {
+    const auto& s = g.samples[i];
+    const std::string where = "group " + g.group_id + " sample " + std::to_string(i);
+    if (s.prompt_ids.empty()) return make_error(errc::invalid_argument, where + ": empty prompt");
+    if (s.behaviour_logprobs.size() != s.completion_ids.size())
+      return make_error(errc::invalid_argument, where + ": " + std::to_string(s.behaviour_logprobs.size()) +
+                                                    " behaviour log-probs for " +
+                                                    std::to_string(s.completion_ids.size()) + " completion tokens");
+    if (!s.token_versions.empty() && s.token_versions.size() != s.completion_ids.size())
+      return make_error(errc::invalid_argument, where + ": " + std::to_string(s.token_versions.size()) +
+                                                    " token versions for " + std::to_string(s.completion_ids.size()) +
+                                                    " completion tokens");
+    CRUCIBLE_TRY(check_ids(s.prompt_ids, vocab, where + " prompt"));
+    CRUCIBLE_TRY(check_ids(s.completion_ids, vocab, where + " completion"));
+  }
+  return status::success();
+}
+
+policy::generation as_generation(const std::vector<std::int32_t>& prompt, const std::vector<std::int32_t>& completion,
+                                 const std::vector<float>& behaviour) {
+  policy::generation g;
+  g.prompt_ids = prompt;
+  g.ids = completion;
+  g.logprobs = behaviour.empty() ? std::vector<float>(completion.size(), 0.0f) : behaviour;
+  return g;
+}
+
+// Diagnostics summed over micro-batches and ranks: [loss, kl*tokens,
+// clipped*tokens, weight*tokens, truncated*tokens, tokens, all tokens, sequences].
+enum stat : int { s_loss, s_kl, s_clip, s_weight, s_trunc, s_tokens, s_all_tokens, s_sequences, s_count };
+
+}  // namespace
+
+trainer::trainer(std::shared_ptr<policy::causal_lm> model, std::shared_ptr<policy::causal_lm> reference,
+                 const learner_options& options, collective* dp)
+    : model_(std::move(model)),
+      reference_(std::move(reference)),
+      options_(options),
+      dp_(dp),
+      rewards_(options.reward_window),
+      gate_(options.max_staleness, options.groups_per_batch) {
+  optimizer_ = std::make_unique<torch::optim::AdamW>(
+      model_->parameters(), torch::optim::AdamWOptions(options_.learning_rate)
+                                .betas({options_.adam_beta1, options_.adam_beta2})
+                                .eps(options_.adam_eps)
+                                .weight_decay(options_.weight_decay));
+}
+
+trainer::~trainer() = default;
+
+result<std::unique_ptr<trainer>> trainer::create(std::shared_ptr<policy::causal_lm> model,
+                                                 std::shared_ptr<policy::causal_lm> reference,
+                                                 const learner_options& options, collective* dp) {
+  CRUCIBLE_CHECK(model != nullptr, "the trainer needs a policy");
+  CRUCIBLE_TRY(validate(options));
+  if (reference && (reference->config().vocab_size != model->config().vocab_size ||
+                    reference->config().hidden_size != model->config().hidden_size)) {
+    return make_error(errc::invalid_argument, "the reference policy's architecture differs from the policy's");
+  }
+  try {
+    torch::manual_seed(options.seed);
+    if (options.kl_beta > 0 && !reference) reference = frozen_copy(*model);
+    if (options.kl_beta == 0) reference.reset();
+    for (auto& p : model->parameters()) p.set_requires_grad(true);
+    return std::unique_ptr<trainer>(new trainer(std::move(model), std::move(reference), options, dp));
+  } catch (const c10::Error& e) {
+    return make_error(errc::internal, std::string("trainer: LibTorch: ") + e.what_without_backtrace());
+  }
+}
+
+result<step_report> trainer::train_grpo(const std::vector<rollout_group>& batch) {
+  if (batch.empty()) return make_error(errc::invalid_argument, "train_grpo: empty batch");
+  const auto vocab = model_->config().vocab_size;
+  step_report report;
+  report.objective = "grpo";
+  std::vector<double> raw;
+  for (const auto& g : batch) {
+    CRUCIBLE_TRY(check_group(g, vocab));
+    CRUCIBLE_TRY(gate_.admit(g, version_));
+    ++report.staleness[version_ - g.oldest_version()];
+    for (const auto& s : g.samples) raw.push_back(s.reward);
+  }
+  // Smoothing normalises against the window including this batch's rewards.
+  rewards_.add(raw);
+  const double mu = rewards_.mean(), sigma = rewards_.stddev();
+  std::vector<prepared> samples;
+  double raw_sum = 0, smooth_sum = 0;
+  for (const auto& g : batch) {
+    std::vector<double> r;
+    for (const auto& s : g.samples) r.push_back(s.reward);
+    auto smoothed = smooth_rewards(torch::tensor(r, torch::kFloat64), mu, sigma, options_.reward_clip);
+    auto advantages = group_advantages(smoothed);
+    for (std::size_t i = 0; i < g.samples.size(); ++i) {
+      const auto& s = g.samples[i];
+      raw_sum += s.reward;
+      smooth_sum += smoothed[static_cast<std::int64_t>(i)].item<double>();
+      samples.push_back({as_generation(s.prompt_ids, s.completion_ids, s.behaviour_logprobs),
+                         advantages[static_cast<std::int64_t>(i)].item<double>()});
+    }
+  }
+  report.reward_mean = raw_sum / static_cast<double>(raw.size());
+  report.smoothed_reward_mean = smooth_sum / static_cast<double>(raw.size());
+  return run_batch(std::move(samples), std::move(report));
+}
+
+result<step_report> trainer::train_reinforce(const std::vector<rollout_group>& batch) {
+  if (batch.empty()) return make_error(errc::invalid_argument, "train_reinforce: empty batch");
+  const auto vocab = model_->config().vocab_size;
+  step_report report;
+  report.objective = "reinforce";
+  std::vector<prepared> samples;
+  double raw_sum = 0, count = 0;
+  for (const auto& g : batch) {
+    CRUCIBLE_TRY(check_group(g, vocab));
+    CRUCIBLE_TRY(gate_.admit(g, version_));
+    ++report.staleness[version_ - g.oldest_version()];
+    for (const auto& s : g.samples) {
+      raw_sum += s.reward;
+      ++count;
+      if (s.reward > 0 && !s.completion_ids.empty())
+        samples.push_back({as_generation(s.prompt_ids, s.completion_ids, s.behaviour_logprobs), 1.0});
+    }
+  }
+  report.reward_mean = raw_sum / count;
+  report.smoothed_reward_mean = static_cast<double>(samples.size()) / count;  // success rate
+  if (samples.empty()) {
+    report.version = version_;
+    report.optimizer_steps = optimizer_steps_;
+    return report;
+  }
+  return run_batch(std::move(samples), std::move(report));
+}
+
+result<step_report> trainer::train_sft(const std::vector<sft_example>& batch) {
+  if (batch.empty()) return make_error(errc::invalid_argument, "train_sft: empty batch");
+  step_report report;
+  report.objective = "sft";
+  std::vector<prepared> samples;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const auto& e = batch[i];
+    const std::string where = "sft example " + std::to_string(i);
+    if (e.prompt_ids.empty() || e.completion_ids.empty())
+      return make_error(errc::invalid_argument, where + ": empty prompt or completion");
+    CRUCIBLE_TRY(check_ids(e.prompt_ids, model_->config().vocab_size, where + " prompt"));
+    CRUCIBLE_TRY(check_ids(e.completion_ids, model_->config().vocab_size, where + " completion"));
+    samples.push_back({as_generation(e.prompt_ids, e.completion_ids, {}), 1.0});
+  }
+  return run_batch(std::move(samples), std::move(report));
+}
+
+result<step_report> trainer::run_batch(std::vector<prepared> samples, step_report report) try {
+  const auto start = std::chrono::steady_clock::now();
+  const torch::Device device = model_->device();
+  const bool autocast = device.is_cuda() && options_.bf16_autocast && model_->compute_dtype() == torch::kFloat32;
+  const int rank = dp_ ? dp_->rank() : 0, world = dp_ ? dp_->world_size() : 1;
+  const std::size_t minis = std::min<std::size_t>(options_.mini_batches, samples.size());
+  const bool grpo = report.objective == "grpo";
+
+  // Mini-batch m holds samples [m * n / minis, (m + 1) * n / minis); this
+  // rank takes every world-th of them, cut into micro_batches slices.
+  struct micro {
+    policy::token_batch batch;
+    torch::Tensor coefficients, proximal, reference;
+  };
+  struct mini {
+    std::vector<micro> micros;
+    double normaliser = 0;
+  };
+  std::vector<mini> plan(minis);
+  for (std::size_t m = 0; m < minis; ++m) {
+    const std::size_t lo = m * samples.size() / minis, hi = (m + 1) * samples.size() / minis;
+    std::vector<std::size_t> mine;
+    for (std::size_t i = lo; i < hi; ++i) {
+      const bool has_tokens = !samples[i].tokens.ids.empty();
+      if (options_.loss_aggregation == aggregation::token_mean)
+        plan[m].normaliser += static_cast<double>(samples[i].tokens.ids.size());
+      else if (has_tokens)
+        plan[m].normaliser += 1;
+      if (static_cast<int>((i - lo) % static_cast<std::size_t>(world)) == rank && has_tokens) mine.push_back(i);
+    }
+    const std::size_t slices = std::min<std::size_t>(options_.micro_batches, std::max<std::size_t>(mine.size(), 1));
+    for (std::size_t k = 0; k < slices && !mine.empty(); ++k) {
+      std::vector<policy::generation> gens;
+      std::vector<double> coef;
+      for (std::size_t j = k * mine.size() / slices; j < (k + 1) * mine.size() / slices; ++j) {
+        gens.push_back(samples[mine[j]].tokens);
+        coef.push_back(samples[mine[j]].coefficient);
+      }
+      if (gens.empty()) continue;
+      micro mb;
+      mb.batch = policy::make_token_batch(gens, device);
+      mb.coefficients = torch::tensor(coef, torch::kFloat64).to(torch::kFloat32).to(device);
+      plan[m].micros.push_back(std::move(mb));
+    }
+  }
+
+  // The proximal policy (the weights before this batch) and the reference,
+  // recomputed for every token of this rank's share.
+  if (grpo) {
+    torch::NoGradGuard no_grad;
+    autocast_scope scope(autocast);
+    for (auto& m : plan) {
+      for (auto& mb : m.micros) {
+        const auto& b = mb.batch;
+        mb.proximal = policy::token_logprobs(*model_, b.input_ids, b.attention_mask, b.first_target, options_.temperature).to(torch::kFloat32);
+        if (reference_)
+          mb.reference = policy::token_logprobs(*reference_, b.input_ids, b.attention_mask, b.first_target, options_.temperature).to(torch::kFloat32);
+      }
+    }
+  }
+
+  grpo_settings settings;
+  settings.eps_low = options_.clip_eps_low;
+  settings.eps_high = options_.clip_eps_high;
+  settings.beta = reference_ ? options_.kl_beta : 0.0;
+  if (options_.behaviour_weight_cap > 0) settings.behaviour_cap = options_.behaviour_weight_cap;
+  settings.mode = options_.loss_aggregation;
+
+  auto totals = torch::zeros({s_count}, torch::kFloat64);
+  double weight_min = 0, weight_max = 0;
+  bool weight_seen = false;
+  for (auto& m : plan) {
+    optimizer_->zero_grad();
+    settings.normaliser = m.normaliser;
+    auto mini_totals = torch::zeros({s_count}, torch::kFloat64);
+    for (auto& mb : m.micros) {
+      const auto& b = mb.batch;
+      torch::Tensor loss;
+      {
+        autocast_scope scope(autocast);
+        auto logp = policy::token_logprobs(*model_, b.input_ids, b.attention_mask, b.first_target, options_.temperature).to(torch::kFloat32);
+        if (grpo) {
+          grpo_inputs in{logp, mb.proximal, b.behaviour_logprobs, mb.reference, mb.coefficients, b.completion_mask};
+          auto terms = grpo_loss(in, settings);
+          loss = terms.loss;
+          const double n = static_cast<double>(terms.tokens);
+          mini_totals[s_kl] += terms.kl * n;
+          mini_totals[s_clip] += terms.clip_fraction * n;
+          mini_totals[s_weight] += terms.weight_mean * n;
+          mini_totals[s_trunc] += terms.truncated_fraction * n;
+          if (terms.tokens > 0) {
+            weight_min = weight_seen ? std::min(weight_min, terms.weight_min) : terms.weight_min;
+            weight_max = weight_seen ? std::max(weight_max, terms.weight_max) : terms.weight_max;
+            weight_seen = true;
+          }
+        } else if (report.objective == "reinforce") {
+          loss = reinforce_loss(logp, mb.coefficients, b.completion_mask, options_.loss_aggregation, m.normaliser);
+        } else {
+          loss = sft_loss(logp, b.completion_mask, options_.loss_aggregation, m.normaliser);
+        }
+      }
+      loss.backward();
+      mini_totals[s_loss] += loss.item<double>();
+      mini_totals[s_tokens] += b.completion_mask.sum().item<double>();
+      mini_totals[s_all_tokens] += b.attention_mask.sum().item<double>();
+      mini_totals[s_sequences] += static_cast<double>(b.input_ids.size(0));
+    }
+    // Every rank sums its gradients and statistics with the others'.
+    std::vector<torch::Tensor> grads;
+    for (auto& p : model_->parameters()) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      grads.push_back(p.grad());
+    }
+    if (dp_) {
+      grads.push_back(mini_totals);
+      CRUCIBLE_TRY(dp_->all_reduce_sum(grads));
+    }
+    totals += mini_totals;
+    double norm = 0;
+    if (options_.max_grad_norm > 0) {
+      norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), options_.max_grad_norm);
+    } else {
+      for (auto& p : model_->parameters()) norm += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
+      norm = std::sqrt(norm);
+    }
+    report.grad_norm = norm;
+    const double lr = scheduled_learning_rate(options_.learning_rate, optimizer_steps_, options_.warmup_steps,
+                                              options_.total_steps, options_.min_lr_ratio);
+    for (auto& group : optimizer_->param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    optimizer_->step();
+    ++optimizer_steps_;
+    report.learning_rate = lr;
+  }
+  optimizer_->zero_grad();
+  ++version_;
+
+  const double tokens = totals[s_tokens].item<double>();
+  report.loss = totals[s_loss].item<double>() / static_cast<double>(plan.size());
+  if (tokens > 0) {
+    report.kl = totals[s_kl].item<double>() / tokens;
+    report.clip_fraction = totals[s_clip].item<double>() / tokens;
+    report.weight_mean = totals[s_weight].item<double>() / tokens;
+    report.truncated_fraction = totals[s_trunc].item<double>() / tokens;
+  }
+  report.weight_min = weight_min;
+  report.weight_max = weight_max;
+  report.version = version_;
+  report.optimizer_steps = optimizer_steps_;
+  report.sequences = static_cast<std::uint64_t>(totals[s_sequences].item<double>());
+  report.tokens = static_cast<std::uint64_t>(totals[s_all_tokens].item<double>());
+  report.seconds = seconds_since(start);
+  report.tokens_per_second = report.seconds > 0 ? static_cast<double>(report.tokens) / report.seconds : 0;
+  return report;
+} catch (const c10::Error& e) {
+  return make_error(errc::internal, std::string("trainer: LibTorch: ") + e.what_without_backtrace());
+}
+
+// ---- weights ----------------------------------------------------------------
+
+void copy_weights(const policy::causal_lm& from, policy::causal_lm& to) {
+  torch::NoGradGuard no_grad;
+  auto source = from.named_parameters();
+  for (auto& item : to.named_parameters()) {
+    const auto* p = source.find(item.key());
+    CRUCIBLE_CHECK(p != nullptr, "copy_weights: architectures differ");
+    item.value().copy_(*p);
+  }
+}
+
+std::shared_ptr<policy::causal_lm> frozen_copy(const policy::causal_lm& model) {
+  policy::model_placement placement;
+  placement.device = model.device().str();
+  const auto dtype = model.compute_dtype();
+  placement.compute_dtype = dtype == torch::kBFloat16 ? policy::dtype::bf16
+                            : dtype == torch::kHalf   ? policy::dtype::f16
+                                                      : policy::dtype::f32;
+  auto copy = std::make_shared<policy::causal_lm>(model.config(), placement);
+  copy->set_config_json(model.config_json());
+  copy_weights(model, *copy);
+  for (auto& p : copy->parameters()) p.set_requires_grad(false);
+  return copy;
+}
+
+void initialise_weights(policy::causal_lm& model, std::uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  auto gen = at::detail::createCPUGenerator(seed);
+  for (auto& item : model.named_parameters()) {
+    auto t = item.value();
+    const std::string& name = item.key();
+    torch::Tensor fresh;
+    if (name.ends_with("norm.weight")) fresh = torch::ones(t.sizes(), torch::kFloat32);
+    else if (name.ends_with(".bias")) fresh = torch::zeros(t.sizes(), torch::kFloat32);
+    else fresh = 0.02 * torch::randn(t.sizes(), gen, torch::TensorOptions().dtype(torch::kFloat32));
+    t.copy_(fresh);
+  }
+}
+
+}  // namespace crucible::learner

@@ -1,0 +1,134 @@
+// The learner's training machinery: owns the trainable policy, the frozen
+// reference, AdamW, the learning-rate schedule, the reward window and the
+// counters, and turns one batch into one policy version:
+//
+//   train_grpo:      stage 3 (reward smoothing, group advantages, clipped
+//                    ratio against the recomputed proximal policy, truncated
+//                    behaviour weight, beta * k3 KL)
+//   train_reinforce: stage 2 (successes only, reward 1, no baseline)
+//   train_sft:       stage 1 (negative log-likelihood of completions)
+//
+// Each call splits the batch into mini_batches optimizer steps, each into
+// micro_batches gradient-accumulation slices, and, with a collective, into
+// this rank's share (every rank is given the same batch; see collective).
+// Gradients are clipped to max_grad_norm; on CUDA with fp32 weights the
+// forward runs under bf16 autocast when bf16_autocast is set.
+//
+// Called from one thread (the learner role's actor, or a test). Includes
+// LibTorch: only the learner's own files include it.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "actors/learner/admission.hpp"
+#include "actors/learner/learner_options.hpp"
+#include "actors/learner/reward_window.hpp"
+#include "actors/learner/rollout_batch.hpp"
+#include "actors/learner/step_report.hpp"
+#include "actors/policy/causal_lm.hpp"
+#include "runtime/base/result.hpp"
+
+namespace crucible::learner {
+
+// A group of data-parallel ranks (distributed.hpp gives one over LibTorch's
+// c10d). Every rank is handed the same batch and computes gradients on its
+// share of the samples (sample i goes to rank i % world_size); the trainer
+// sums gradients and statistics across ranks with all_reduce_sum, so that
+// every rank takes the same optimizer step as one process on the whole batch.
+class collective {
+ public:
+  virtual ~collective() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  // Sums each tensor across ranks, in place. Errors as values (io, internal).
+  virtual status all_reduce_sum(std::vector<torch::Tensor>& tensors) = 0;
+};
+
+class trainer {
+ public:
+  // Takes the policy to train (parameters must require grad) and the frozen
+  // reference (may be null when kl_beta is 0; when kl_beta > 0 and it is
+  // null, a frozen copy of the policy is made). Seeds LibTorch's RNGs with
+  // options.seed. invalid_argument for options validate() refuses or a
+  // reference of another architecture. `dp` may be null (one process); it
+  // must outlive the trainer.
+  static result<std::unique_ptr<trainer>> create(std::shared_ptr<policy::causal_lm> model,
+                                                 std::shared_ptr<policy::causal_lm> reference,
+                                                 const learner_options& options, collective* dp = nullptr);
+
+  // One batch of rollout groups -> one new version. invalid_argument for an
+  // empty batch, a group without samples, behaviour log-probs or token
+  // versions whose count differs from the completion's, or token ids outside
+  // the vocabulary; unavailable when a group is not admitted (too stale,
+  // admission.hpp); internal when LibTorch fails.
+  result<step_report> train_grpo(const std::vector<rollout_group>& batch);
+  // Stage 2 on the successes (reward > 0) of `batch`. A batch without a
+  // success changes nothing and reports sequences = 0. Errors as train_grpo.
+  result<step_report> train_reinforce(const std::vector<rollout_group>& batch);
+  // Stage 1. invalid_argument for an empty batch, an empty completion or ids
+  // outside the vocabulary; internal when LibTorch fails.
+  result<step_report> train_sft(const std::vector<sft_example>& batch);
+
+  // Checkpoints (trainer_checkpoint.cpp). save_checkpoint writes
+  // `dir`/step-N (policy and reference weights in Hugging Face layout,
+  // optimizer state, RNG states, counters, reward window) through a
+  // temporary folder renamed into place, then points `dir`/latest at it, so
+  // a kill -9 at any moment leaves the previous checkpoint usable. Only rank
+  // 0 writes. io or internal.
+  status save_checkpoint(const std::filesystem::path& dir) const;
+  // Restores the state of the checkpoint `dir`/latest names into this
+  // trainer (built on a policy of the same architecture, e.g. loaded from
+  // latest_checkpoint_weights(dir)). not_found when there is none; corrupt
+  // for a checkpoint that does not match the model.
+  status load_checkpoint(const std::filesystem::path& dir);
+
+  std::uint64_t version() const { return version_; }
+  std::uint64_t optimizer_steps() const { return optimizer_steps_; }
+  const reward_window& rewards() const { return rewards_; }
+  staleness_gate& gate() { return gate_; }
+  const learner_options& options() const { return options_; }
+  policy::causal_lm& model() { return *model_; }
+  const std::shared_ptr<policy::causal_lm>& model_ptr() const { return model_; }
+
+  ~trainer();
+
+ private:
+  struct prepared;  // a sample ready for the network (trainer.cpp)
+  trainer(std::shared_ptr<policy::causal_lm> model, std::shared_ptr<policy::causal_lm> reference,
+          const learner_options& options, collective* dp);
+  result<step_report> run_batch(std::vector<prepared> samples, step_report report);
+
+  std::shared_ptr<policy::causal_lm> model_;
+  std::shared_ptr<policy::causal_lm> reference_;
+  learner_options options_;
+  collective* dp_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  reward_window rewards_;
+  staleness_gate gate_;
+  std::uint64_t version_ = 0;
+  std::uint64_t optimizer_steps_ = 0;
+};
+
+// A frozen copy of `model` (same device and dtype, no gradients): the
+// reference policy, or an older policy for tests of stale rollouts.
+std::shared_ptr<policy::causal_lm> frozen_copy(const policy::causal_lm& model);
+
+// Copies every parameter of `from` into `to` (same architecture).
+void copy_weights(const policy::causal_lm& from, policy::causal_lm& to);
+
+// Fresh weights for a network built from a config (as transformers'
+// initialisation: normal(0, 0.02) matrices, unit norms, zero biases), drawn
+// from a generator seeded with `seed`. Tests and `crucible learner --init`
+// use it to train a model from scratch.
+void initialise_weights(policy::causal_lm& model, std::uint64_t seed);
+
+// The folder holding the policy weights of the latest checkpoint under
+// `dir`; not_found when there is none.
+result<std::filesystem::path> latest_checkpoint_weights(const std::filesystem::path& dir);
+
+}  // namespace crucible::learner

@@ -1,0 +1,210 @@
+// The trainer end to end on CPU: GRPO learns a synthetic task from real
+// sampled rollouts (fresh and stale), REINFORCE and SFT move the policy the
+// right way, a resumed run repeats an uninterrupted one, bad batches are
+// refused.
+// LibTorch first: glog defines a CHECK that doctest's must replace.
+#include "actors/learner/learner_test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <deque>
+
+#include "actors/policy/test_support.hpp"
+
+namespace crucible::learner {
+namespace {
+
+using namespace testing;
+
+struct run_result {
+  double first_reward = 0, best_reward = 0;
+  int steps = 0;
+};
+
+// Trains GRPO on the target task until the mean sampled reward passes 0.8 or
+// `max_steps` batches; rollouts are sampled by the policy `lag` versions old.
+run_result learn_target(const learner_options& options, int lag, int max_steps) {
+  torch::set_num_threads(1);
+  auto model = tiny_policy(11);
+  auto t = trainer::create(model, nullptr, options);
+  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  std::deque<std::shared_ptr<policy::causal_lm>> history{frozen_copy(*model)};  // history.back() = version now
+  run_result r;
+  for (int step = 0; step < max_steps; ++step) {
+    const std::size_t back = std::min<std::size_t>(static_cast<std::size_t>(lag), history.size() - 1);
+    const auto version = (*t)->version() - back;
+    auto& sampler = *history[history.size() - 1 - back];
+    auto groups = sample_groups(sampler, version, static_cast<std::uint64_t>(step) + 1);
+    const double reward = mean_reward(groups);
+    if (step == 0) r.first_reward = reward;
+    r.best_reward = std::max(r.best_reward, reward);
+    r.steps = step;
+    if (reward > 0.8) break;
+    auto report = (*t)->train_grpo(groups);
+    REQUIRE_MESSAGE(report.ok(), report.error().text());
+    CHECK(report->staleness.at(back) == 4);
+    history.push_back(frozen_copy(*model));
+    if (history.size() > 4) history.pop_front();
+  }
+  return r;
+}
+
+TEST_CASE("GRPO raises the share of target tokens from under 0.1 to over 0.8 on a tiny policy") {
+  auto r = learn_target(tiny_options(), 0, 40);
+  MESSAGE("fresh rollouts: reward " << r.first_reward << " -> " << r.best_reward << " in " << r.steps << " steps");
+  CHECK(r.first_reward < 0.1);
+  CHECK(r.best_reward > 0.8);
+}
+
+TEST_CASE("GRPO still converges when every group comes from the policy two versions old (max_staleness 2)") {
+  auto o = tiny_options();
+  o.max_staleness = 2;
+  auto r = learn_target(o, 2, 40);
+  MESSAGE("stale rollouts: reward " << r.first_reward << " -> " << r.best_reward << " in " << r.steps << " steps");
+  CHECK(r.first_reward < 0.1);
+  CHECK(r.best_reward > 0.8);
+}
+
+TEST_CASE("a group staler than max_staleness is refused and the policy is left alone") {
+  auto model = tiny_policy(3);
+  auto o = tiny_options();
+  o.max_staleness = 0;
+  auto t = trainer::create(model, nullptr, o);
+  REQUIRE(t.ok());
+  auto groups = sample_groups(*model, 0, 1);
+  REQUIRE((*t)->train_grpo(groups).ok());
+  auto before = model->named_parameters()["model.embed_tokens.weight"].clone();
+  auto stale = (*t)->train_grpo(groups);  // still version 0, learner at 1
+  REQUIRE_FALSE(stale.ok());
+  CHECK(stale.error().code == errc::unavailable);
+  CHECK((*t)->version() == 1);
+  CHECK(torch::equal(before, model->named_parameters()["model.embed_tokens.weight"]));
+}
+
+TEST_CASE("bad batches are refused naming the group and sample") {
+  auto model = tiny_policy(3);
+  auto t = trainer::create(model, nullptr, tiny_options());
+  REQUIRE(t.ok());
+  auto groups = sample_groups(*model, 0, 1, 1, 2, 4);
+  auto short_logprobs = groups;
+  short_logprobs[0].samples[1].behaviour_logprobs.pop_back();
+  auto e = (*t)->train_grpo(short_logprobs);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message.find("sample 1") != std::string::npos);
+  auto bad_id = groups;
+  bad_id[0].samples[0].completion_ids[0] = kVocab;
+  CHECK((*t)->train_grpo(bad_id).error().message.find("outside the vocabulary") != std::string::npos);
+  CHECK_FALSE((*t)->train_grpo({}).ok());
+  CHECK_FALSE((*t)->train_sft({{{1, 2}, {}}}).ok());
+}
+
+double logprob_of(policy::causal_lm& model, const std::vector<std::int32_t>& prompt, const std::vector<std::int32_t>& completion) {
+  torch::NoGradGuard no_grad;
+  policy::generation g;
+  g.prompt_ids = prompt;
+  g.ids = completion;
+  g.logprobs.assign(completion.size(), 0);
+  auto b = policy::make_token_batch({g}, torch::kCPU);
+  return policy::token_logprobs(model, b.input_ids, b.attention_mask, b.first_target).sum().item<double>();
+}
+
+TEST_CASE("SFT raises the likelihood of the completions it is shown, with gradient accumulation") {
+  auto model = tiny_policy(5);
+  auto o = tiny_options();
+  o.objective = stage::sft;
+  o.micro_batches = 2;
+  auto t = trainer::create(model, nullptr, o);
+  REQUIRE(t.ok());
+  std::vector<sft_example> batch{{{1, 2, 3}, {4, 5, 6}}, {{3, 2}, {9, 9, 9, 9}}, {{8}, {1}}, {{2, 2}, {3, 3}}};
+  const double before = logprob_of(*model, {3, 2}, {9, 9, 9, 9});
+  double first_loss = 0, last_loss = 0;
+  for (int i = 0; i < 10; ++i) {
+    auto r = (*t)->train_sft(batch);
+    REQUIRE_MESSAGE(r.ok(), r.error().text());
+    (i == 0 ? first_loss : last_loss) = r->loss;
+  }
+  CHECK(last_loss < first_loss);
+  CHECK(logprob_of(*model, {3, 2}, {9, 9, 9, 9}) > before + 1.0);
+}
+
+TEST_CASE("success-only REINFORCE pulls up successes and ignores failures") {
+  auto model = tiny_policy(5);
+  auto o = tiny_options();
+  o.objective = stage::reinforce;
+  o.learning_rate = 3e-3;
+  auto t = trainer::create(model, nullptr, o);
+  REQUIRE(t.ok());
+  rollout_group g;
+  g.group_id = "g";
+  g.samples = {{{1, 2}, {4, 4, 4}, {0, 0, 0}, {}, 1.0}, {{1, 2}, {5, 5, 5}, {0, 0, 0}, {}, 0.0}};
+  const double win = logprob_of(*model, {1, 2}, {4, 4, 4}), lose = logprob_of(*model, {1, 2}, {5, 5, 5});
+  for (int i = 0; i < 5; ++i) {
+    g.policy_version = (*t)->version();
+    REQUIRE((*t)->train_reinforce({g}).ok());
+  }
+  CHECK(logprob_of(*model, {1, 2}, {4, 4, 4}) > win + 0.5);
+  CHECK(logprob_of(*model, {1, 2}, {5, 5, 5}) < lose);  // only through shared weights, never pulled up
+  // A batch with no success changes nothing and takes no version.
+  g.samples[0].reward = 0;
+  g.policy_version = (*t)->version();
+  auto none = (*t)->train_reinforce({g});
+  REQUIRE(none.ok());
+  CHECK(none->sequences == 0);
+  CHECK((*t)->version() == 5);
+}
+
+// Steps `from`..`to` of a GRPO run with KL and two mini-batches; returns the losses.
+std::vector<double> grpo_steps(trainer& t, int from, int to) {
+  std::vector<double> losses;
+  for (int step = from; step < to; ++step) {
+    auto groups = sample_groups(t.model(), t.version(), static_cast<std::uint64_t>(step) + 100);
+    auto r = t.train_grpo(groups);
+    REQUIRE_MESSAGE(r.ok(), r.error().text());
+    losses.push_back(r->loss);
+  }
+  return losses;
+}
+
+TEST_CASE("a run stopped and resumed from its checkpoint in a new trainer repeats the uninterrupted losses") {
+  torch::set_num_threads(1);
+  policy::testing::scratch_dir dir;
+  auto o = tiny_options();
+  o.kl_beta = 0.05;
+  o.mini_batches = 2;
+  o.warmup_steps = 2;
+  o.total_steps = 20;
+
+  auto whole_model = tiny_policy(21);
+  auto whole = trainer::create(whole_model, nullptr, o);
+  REQUIRE(whole.ok());
+  auto all = grpo_steps(**whole, 0, 6);
+
+  auto first_model = tiny_policy(21);
+  auto first = trainer::create(first_model, nullptr, o);
+  REQUIRE(first.ok());
+  grpo_steps(**first, 0, 3);
+  REQUIRE((*first)->save_checkpoint(dir.path()).ok());
+  grpo_steps(**first, 3, 4);  // work after the checkpoint is lost with the process
+  first->reset();
+
+  auto weights = latest_checkpoint_weights(dir.path());
+  REQUIRE(weights.ok());
+  auto loaded = policy::load_causal_lm(*weights, {"cpu", policy::dtype::f32});
+  REQUIRE(loaded.ok());
+  torch::manual_seed(12345);  // the checkpoint's RNG state must win over this
+  auto resumed = trainer::create(*loaded, nullptr, o);
+  REQUIRE(resumed.ok());
+  auto s = (*resumed)->load_checkpoint(dir.path());
+  REQUIRE_MESSAGE(s.ok(), s.error().text());
+  CHECK((*resumed)->version() == 3);
+  CHECK((*resumed)->optimizer_steps() == 6);
+  CHECK((*resumed)->rewards().size() == 64);  // 3 batches of 32 rewards in a window of 64
+  auto rest = grpo_steps(**resumed, 3, 6);
+  for (int i = 0; i < 3; ++i) {
+    INFO("step " << 3 + i);
+    CHECK(rest[static_cast<std::size_t>(i)] == all[static_cast<std::size_t>(3 + i)]);
+  }
+}
+
+}  // namespace
+}  // namespace crucible::learner

@@ -1,0 +1,166 @@
+// trainer::save_checkpoint / load_checkpoint (trainer.hpp). A checkpoint
+// folder step-N holds:
+//   policy/       the policy in Hugging Face layout, at the training dtype
+//   reference/    the frozen reference, when there is one
+//   optimizer.pt  AdamW's state (LibTorch archive)
+//   rng.pt        LibTorch's default CPU generator state
+//   state.json    version, optimizer steps, reward window, groups started
+// and `latest` (a one-line file) names the newest complete one.
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "actors/learner/trainer.hpp"
+
+namespace crucible::learner {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+policy::save_options exact_dtype(const policy::causal_lm& model) {
+  policy::save_options o;
+  const auto t = model.compute_dtype();
+  o.tensor_dtype = t == torch::kBFloat16 ? policy::dtype::bf16 : t == torch::kHalf ? policy::dtype::f16 : policy::dtype::f32;
+  return o;
+}
+
+status write_text(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return make_error(errc::io, tmp.string() + ": cannot write");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return make_error(errc::io, path.string() + ": cannot rename into place: " + ec.message());
+  return status::success();
+}
+
+result<std::string> read_text(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(errc::not_found, path.string() + ": no such file");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+result<fs::path> latest_step(const fs::path& dir) {
+  auto name = read_text(dir / "latest");
+  if (!name) return make_error(errc::not_found, dir.string() + ": no checkpoint (no 'latest' file)");
+  std::string n = *name;
+  while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
+  if (n.empty() || n.find('/') != std::string::npos) return make_error(errc::corrupt, (dir / "latest").string() + ": bad step name");
+  return dir / n;
+}
+
+status load_weights_into(const fs::path& dir, policy::causal_lm& model) {
+  policy::model_placement placement;
+  placement.device = model.device().str();
+  placement.compute_dtype = exact_dtype(model).tensor_dtype;
+  auto loaded = policy::load_causal_lm(dir, placement);
+  if (!loaded) return loaded.error();
+  auto from = (*loaded)->named_parameters();
+  for (auto& item : model.named_parameters()) {
+    const auto* p = from.find(item.key());
+    if (p == nullptr || !p->sizes().equals(item.value().sizes()))
+      return make_error(errc::corrupt, dir.string() + ": tensor " + item.key() + " missing or of another shape");
+  }
+  copy_weights(**loaded, model);
+  return status::success();
+}
+
+}  // namespace
+
+result<fs::path> latest_checkpoint_weights(const fs::path& dir) {
+  auto step = latest_step(dir);
+  if (!step) return step.error();
+  return *step / "policy";
+}
+
+status trainer::save_checkpoint(const fs::path& dir) const try {
+  if (dp_ && dp_->rank() != 0) return status::success();
+  const std::string name = "step-" + std::to_string(optimizer_steps_);
+  const fs::path tmp = dir / (name + ".tmp"), final_dir = dir / name;
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) return make_error(errc::io, tmp.string() + ": cannot create: " + ec.message());
+
+  CRUCIBLE_TRY(policy::save_causal_lm(*model_, tmp / "policy", exact_dtype(*model_)));
+  if (reference_) CRUCIBLE_TRY(policy::save_causal_lm(*reference_, tmp / "reference", exact_dtype(*reference_)));
+  {
+    torch::serialize::OutputArchive archive;
+    optimizer_->save(archive);
+    archive.save_to((tmp / "optimizer.pt").string());
+  }
+  {
+    torch::serialize::OutputArchive archive;
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    archive.write("cpu", gen.get_state());
+    archive.save_to((tmp / "rng.pt").string());
+  }
+  json state = {{"version", version_},
+                {"optimizer_steps", optimizer_steps_},
+                {"objective", to_string(options_.objective)},
+                {"reward_window", rewards_.values()},
+                {"groups_started", gate_.started()}};
+  CRUCIBLE_TRY(write_text(tmp / "state.json", state.dump(1)));
+
+  fs::remove_all(final_dir, ec);
+  fs::rename(tmp, final_dir, ec);
+  if (ec) return make_error(errc::io, final_dir.string() + ": cannot rename into place: " + ec.message());
+  return write_text(dir / "latest", name + "\n");
+} catch (const c10::Error& e) {
+  return make_error(errc::internal, dir.string() + ": checkpoint: LibTorch: " + e.what_without_backtrace());
+}
+
+status trainer::load_checkpoint(const fs::path& dir) try {
+  auto step = latest_step(dir);
+  if (!step) return step.error();
+  auto text = read_text(*step / "state.json");
+  if (!text) return text.error();
+  const json state = json::parse(*text, nullptr, false);
+  if (state.is_discarded() || !state.contains("version") || !state.contains("optimizer_steps") ||
+      !state.contains("reward_window"))
+    return make_error(errc::corrupt, (*step / "state.json").string() + ": not a learner state");
+
+  CRUCIBLE_TRY(load_weights_into(*step / "policy", *model_));
+  if (reference_) {
+    if (!fs::exists(*step / "reference"))
+      return make_error(errc::corrupt, step->string() + ": kl_beta > 0 but the checkpoint has no reference");
+    CRUCIBLE_TRY(load_weights_into(*step / "reference", *reference_));
+  }
+  {
+    torch::serialize::InputArchive archive;
+    archive.load_from((*step / "optimizer.pt").string());
+    optimizer_->load(archive);
+  }
+  {
+    torch::serialize::InputArchive archive;
+    archive.load_from((*step / "rng.pt").string());
+    torch::Tensor cpu;
+    archive.read("cpu", cpu);
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(cpu);
+  }
+  version_ = state["version"].get<std::uint64_t>();
+  optimizer_steps_ = state["optimizer_steps"].get<std::uint64_t>();
+  rewards_.restore(state["reward_window"].get<std::vector<double>>());
+  gate_.restore(state.value("groups_started", std::uint64_t{0}));
+  return status::success();
+} catch (const c10::Error& e) {
+  return make_error(errc::corrupt, dir.string() + ": checkpoint: LibTorch: " + e.what_without_backtrace());
+} catch (const json::exception& e) {
+  return make_error(errc::corrupt, dir.string() + ": checkpoint state: " + e.what());
+}
+
+}  // namespace crucible::learner
