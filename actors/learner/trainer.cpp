@@ -148,23 +148,31 @@ result<std::unique_ptr<trainer>> trainer::create(std::shared_ptr<policy::causal_
   }
 }
 
-result<step_report> trainer::train_grpo(const std::vector<rollout_group>& batch) {
-  if (batch.empty()) return make_error(errc::invalid_argument, "train_grpo: empty batch");
-  const auto vocab = model_->config().vocab_size;
-  step_report report;
-  report.objective = "grpo";
+result<std::vector<double>> trainer::admit_batch(const std::vector<rollout_group>& batch, step_report& report) const {
+  if (batch.empty()) return make_error(errc::invalid_argument, "train_" + report.objective + ": empty batch");
   std::vector<double> raw;
   for (const auto& g : batch) {
-    CRUCIBLE_TRY(check_group(g, vocab));
+    CRUCIBLE_TRY(check_group(g, model_->config().vocab_size));
     CRUCIBLE_TRY(gate_.admit(g, version_));
     ++report.staleness[version_ - g.oldest_version()];
     for (const auto& s : g.samples) raw.push_back(s.reward);
   }
+  double sum = 0;
+  for (double r : raw) sum += r;
+  report.reward_mean = sum / static_cast<double>(raw.size());
+  return raw;
+}
+
+result<step_report> trainer::train_grpo(const std::vector<rollout_group>& batch) {
+  step_report report;
+  report.objective = "grpo";
+  auto raw = admit_batch(batch, report);
+  if (!raw) return raw.error();
   // Smoothing normalises against the window including this batch's rewards.
-  rewards_.add(raw);
+  rewards_.add(*raw);
   const double mu = rewards_.mean(), sigma = rewards_.stddev();
   std::vector<prepared> samples;
-  double raw_sum = 0, smooth_sum = 0;
+  double smooth_sum = 0;
   for (const auto& g : batch) {
     std::vector<double> r;
     for (const auto& s : g.samples) r.push_back(s.reward);
@@ -172,37 +180,26 @@ result<step_report> trainer::train_grpo(const std::vector<rollout_group>& batch)
     auto advantages = group_advantages(smoothed);
     for (std::size_t i = 0; i < g.samples.size(); ++i) {
       const auto& s = g.samples[i];
-      raw_sum += s.reward;
       smooth_sum += smoothed[static_cast<std::int64_t>(i)].item<double>();
       samples.push_back({as_generation(s.prompt_ids, s.completion_ids, s.behaviour_logprobs),
                          advantages[static_cast<std::int64_t>(i)].item<double>()});
     }
   }
-  report.reward_mean = raw_sum / static_cast<double>(raw.size());
-  report.smoothed_reward_mean = smooth_sum / static_cast<double>(raw.size());
+  report.smoothed_reward_mean = smooth_sum / static_cast<double>(raw->size());
   return run_batch(std::move(samples), std::move(report));
 }
 
 result<step_report> trainer::train_reinforce(const std::vector<rollout_group>& batch) {
-  if (batch.empty()) return make_error(errc::invalid_argument, "train_reinforce: empty batch");
-  const auto vocab = model_->config().vocab_size;
   step_report report;
   report.objective = "reinforce";
+  auto raw = admit_batch(batch, report);
+  if (!raw) return raw.error();
   std::vector<prepared> samples;
-  double raw_sum = 0, count = 0;
-  for (const auto& g : batch) {
-    CRUCIBLE_TRY(check_group(g, vocab));
-    CRUCIBLE_TRY(gate_.admit(g, version_));
-    ++report.staleness[version_ - g.oldest_version()];
-    for (const auto& s : g.samples) {
-      raw_sum += s.reward;
-      ++count;
+  for (const auto& g : batch)
+    for (const auto& s : g.samples)
       if (s.reward > 0 && !s.completion_ids.empty())
         samples.push_back({as_generation(s.prompt_ids, s.completion_ids, s.behaviour_logprobs), 1.0});
-    }
-  }
-  report.reward_mean = raw_sum / count;
-  report.smoothed_reward_mean = static_cast<double>(samples.size()) / count;  // success rate
+  report.smoothed_reward_mean = static_cast<double>(samples.size()) / static_cast<double>(raw->size());  // success rate
   if (samples.empty()) {
     report.version = version_;
     report.optimizer_steps = optimizer_steps_;

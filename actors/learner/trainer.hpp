@@ -101,6 +101,9 @@ class trainer {
   struct prepared;  // a sample ready for the network (trainer.cpp)
   trainer(std::shared_ptr<policy::causal_lm> model, std::shared_ptr<policy::causal_lm> reference,
           const learner_options& options, collective* dp);
+  // Checks and admits every group, fills report's staleness and reward_mean;
+  // the batch's rewards in order.
+  result<std::vector<double>> admit_batch(const std::vector<rollout_group>& batch, step_report& report) const;
   result<step_report> run_batch(std::vector<prepared> samples, step_report report);
 
   std::shared_ptr<policy::causal_lm> model_;
