@@ -12,6 +12,8 @@
 
 #include "actors/learner/admission.hpp"
 #include "actors/learner/learner_config.hpp"
+#include "actors/learner/learner_wire.hpp"
+#include "actors/learner/publication.hpp"
 #include "actors/learner/schedule.hpp"
 #include "actors/learner/step_report.hpp"
 
@@ -131,6 +133,76 @@ TEST_CASE("a step report is one JSON line with every metric") {
   for (const char* key : {"kl", "clip_fraction", "weight_mean", "weight_min", "weight_max", "truncated_fraction",
                           "reward_mean", "smoothed_reward_mean", "grad_norm", "learning_rate", "version"})
     CHECK_MESSAGE(j.contains(key), key);
+}
+
+}  // namespace
+}  // namespace crucible::learner
+
+namespace crucible::learner {
+namespace {
+
+TEST_CASE("a RolloutGroup survives the wire with per-token versions, and a bad one is refused naming the sample") {
+  rollout_group g;
+  g.group_id = "g-1";
+  g.task_id = "level1/matmul";
+  g.policy_version = 7;
+  g.samples.push_back({{1, 2, 3}, {4, 5}, {-0.5f, -1.5f}, {6, 7}, 1.25});
+  g.samples.push_back({{1, 2, 3}, {9}, {-2.0f}, {}, 0});
+  messages::envelope_writer w;
+  auto bytes = w.finish(build_group(w.fbb(), g, "rollout-a"), "rollout-a", "g-1");
+  auto env = messages::open(bytes);
+  REQUIRE(env.ok());
+  auto back = group_from(*(*env)->payload_as_RolloutGroup());
+  REQUIRE_MESSAGE(back.ok(), back.error().text());
+  CHECK(back->group_id == "g-1");
+  CHECK(back->task_id == "level1/matmul");
+  CHECK(back->policy_version == 7);
+  REQUIRE(back->samples.size() == 2);
+  CHECK(back->samples[0].completion_ids == std::vector<std::int32_t>({4, 5}));
+  CHECK(back->samples[0].behaviour_logprobs == std::vector<float>({-0.5f, -1.5f}));
+  CHECK(back->samples[0].token_versions == std::vector<std::uint64_t>({6, 7}));
+  CHECK(back->samples[0].reward == 1.25);
+  CHECK(back->samples[1].token_versions.empty());
+  CHECK(back->oldest_version() == 6);
+
+  g.samples[1].behaviour_logprobs.clear();
+  messages::envelope_writer w2;
+  auto bad = w2.finish(build_group(w2.fbb(), g, "rollout-a"), "rollout-a", "g-1");
+  auto e = group_from(*(*messages::open(bad))->payload_as_RolloutGroup());
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message.find("sample 1") != std::string::npos);
+}
+
+TEST_CASE("published weights reassemble from chunks in any order, repeats included, and the sha256 catches damage") {
+  std::vector<std::uint8_t> weights(1000);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<std::uint8_t>(i * 31 + 7);
+  auto p = describe_weights(4, weights, 300);
+  CHECK(p.chunks == 4);
+  CHECK(p.total_bytes == 1000);
+  CHECK(p.sha256 == sha256_hex(weights));
+  CHECK(sha256_hex(std::vector<std::uint8_t>{}) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+
+  messages::envelope_writer w;
+  auto announced = publication_from(*(*messages::open(w.finish(build_publication(w.fbb(), p), "learner")))->payload_as_PolicyPublication());
+  CHECK(announced.sha256 == p.sha256);
+  weight_assembler a(announced);
+  for (std::uint32_t i : {3u, 1u, 1u, 0u}) REQUIRE(a.add(i, chunk_of(weights, i, 300)).ok());
+  CHECK_FALSE(a.complete());
+  CHECK(a.finish().error().code == errc::unavailable);
+  messages::envelope_writer wc;
+  auto chunk_bytes = wc.finish(build_chunk(wc.fbb(), 4, 2, chunk_of(weights, 2, 300)), "learner");
+  const auto* chunk = (*messages::open(chunk_bytes))->payload_as_PolicyChunk();
+  REQUIRE(a.add(chunk->index(), messages::span_of(chunk->data())).ok());
+  auto whole = a.finish();
+  REQUIRE(whole.ok());
+  CHECK(*whole == weights);
+  CHECK_FALSE(a.add(4, chunk_of(weights, 0, 300)).ok());
+
+  weight_assembler damaged(p);
+  auto broken = weights;
+  broken[500] ^= 1;
+  for (std::uint32_t i = 0; i < 4; ++i) REQUIRE(damaged.add(i, chunk_of(broken, i, 300)).ok());
+  CHECK(damaged.finish().error().code == errc::corrupt);
 }
 
 }  // namespace
