@@ -1,0 +1,57 @@
+#include "actors/learner/learner_wire.hpp"
+
+namespace crucible::learner {
+
+namespace {
+
+template <class T>
+std::vector<T> vector_of(const flatbuffers::Vector<T>* v) {
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+}  // namespace
+
+result<rollout_group> group_from(const msg::RolloutGroup& wire) {
+  rollout_group g;
+  g.group_id = std::string(messages::str(wire.group_id()));
+  g.task_id = std::string(messages::str(wire.task_id()));
+  g.policy_version = wire.policy_version();
+  if (!wire.samples() || wire.samples()->size() == 0)
+    return make_error(errc::invalid_argument, "RolloutGroup " + g.group_id + ": no samples");
+  for (flatbuffers::uoffset_t i = 0; i < wire.samples()->size(); ++i) {
+    const auto* s = wire.samples()->Get(i);
+    const std::string where = "RolloutGroup " + g.group_id + " sample " + std::to_string(i);
+    rollout_sample out;
+    out.prompt_ids = vector_of(s->prompt_tokens());
+    out.completion_ids = vector_of(s->completion_tokens());
+    out.behaviour_logprobs = vector_of(s->behaviour_logprobs());
+    out.token_versions = vector_of(s->token_policy_versions());
+    out.reward = s->reward();
+    if (out.prompt_ids.empty()) return make_error(errc::invalid_argument, where + ": no prompt tokens");
+    if (out.behaviour_logprobs.size() != out.completion_ids.size())
+      return make_error(errc::invalid_argument, where + ": " + std::to_string(out.behaviour_logprobs.size()) +
+                                                    " behaviour log-probs for " +
+                                                    std::to_string(out.completion_ids.size()) + " completion tokens");
+    if (!out.token_versions.empty() && out.token_versions.size() != out.completion_ids.size())
+      return make_error(errc::invalid_argument, where + ": " + std::to_string(out.token_versions.size()) +
+                                                    " token versions for " +
+                                                    std::to_string(out.completion_ids.size()) + " completion tokens");
+    g.samples.push_back(std::move(out));
+  }
+  return g;
+}
+
+flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilder& fbb, const rollout_group& group,
+                                                   std::string_view rollout) {
+  std::vector<flatbuffers::Offset<msg::Sample>> samples;
+  for (const auto& s : group.samples) {
+    samples.push_back(msg::CreateSample(fbb, 0, fbb.CreateVector(s.prompt_ids), fbb.CreateVector(s.completion_ids),
+                                        fbb.CreateVector(s.behaviour_logprobs), s.reward,
+                                        s.reward > 0 ? msg::SettlementStatus::Success : msg::SettlementStatus::Failure,
+                                        fbb.CreateVector(s.token_versions)));
+  }
+  return msg::CreateRolloutGroup(fbb, fbb.CreateString(group.group_id), fbb.CreateString(group.task_id),
+                                 fbb.CreateString(rollout), group.policy_version, fbb.CreateVector(samples));
+}
+
+}  // namespace crucible::learner

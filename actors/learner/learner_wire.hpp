@@ -1,0 +1,26 @@
+// The learner's messages (messages/domain.fbs) to and from its plain C++
+// types: RolloutGroup <-> rollout_group. The learner role decodes groups
+// that arrive as jobs; rollouts (and tests) encode them. Torch-free.
+#pragma once
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <string_view>
+
+#include "actors/learner/rollout_batch.hpp"
+#include "messages/codec.hpp"
+#include "runtime/base/result.hpp"
+
+namespace crucible::learner {
+
+// Decodes a verified RolloutGroup. invalid_argument naming the group and
+// sample when a sample lacks its prompt or completion, when the behaviour
+// log-probs or the per-token versions do not match the completion's length,
+// or when there are no samples.
+result<rollout_group> group_from(const msg::RolloutGroup& wire);
+
+// Encodes `group` as sent by the rollout called `rollout`.
+flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilder& fbb, const rollout_group& group,
+                                                   std::string_view rollout);
+
+}  // namespace crucible::learner
