@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -28,6 +29,14 @@ clock_type::time_point after(double seconds) {
 void add_defence(evaluation& e, const std::string& d) {
   if (std::find(e.defences_fired.begin(), e.defences_fired.end(), d) == e.defences_fired.end())
     e.defences_fired.push_back(d);
+}
+
+// The defence behind a state change the worker reported ("num_threads 1->4").
+std::string state_defence(const std::string& change) {
+  if (change.rfind("num_threads", 0) == 0) return "thread_count";
+  if (change.rfind("python_threads", 0) == 0 || change.rfind("native_threads", 0) == 0)
+    return "background_threads";
+  return "global_state";
 }
 
 std::string first_line(const std::string& s, std::size_t max = 600) {
@@ -126,7 +135,9 @@ class attempt {
       e_.status = eval_status::crashed;
       e_.reason = fmt::format("worker died while {} ({}): {}", phase, ex ? ex->text() : err.message,
                               first_line(proc.log_tail(), 400));
-      add_defence(e_, "sandbox_isolation");
+      // An exit without a signal in the middle of a request is the
+      // candidate ending the process (os._exit): never a pass.
+      add_defence(e_, ex && ex->signal == 0 ? "process_exit" : "sandbox_isolation");
     }
     e_.task_fault = std::string_view(phase) == "loading the task";
     return true;
@@ -141,6 +152,13 @@ class attempt {
 
   result<bool> candidate_failure(const worker_reply& r, const char* phase) {
     if (r.task_fault) return task_failure(r);
+    if (r.error_kind == sbx::ErrorKind::Hack) {
+      e_.status = eval_status::hack;
+      e_.reason = fmt::format("{} while {}: {}", r.defence, phase, first_line(r.error));
+      add_defence(e_, r.defence.empty() ? "worker_defence" : r.defence);
+      return true;
+    }
+    if (!r.defence.empty()) add_defence(e_, r.defence);
     switch (r.error_kind) {
       case sbx::ErrorKind::Syntax:
       case sbx::ErrorKind::Compile:
@@ -158,14 +176,40 @@ class attempt {
     std::string list;
     for (auto& c : changed) list += (list.empty() ? "" : ", ") + c;
     e_.reason = fmt::format("candidate changed process state while {}: {}", phase, list);
-    add_defence(e_, "global_state");
+    for (auto& c : changed) add_defence(e_, state_defence(c));
     return true;
+  }
+
+  // Judges one trial's raw outcome (a correctness trial or a timed round's
+  // spot check). true: it failed, with e_.status/reason/defences set.
+  bool trial_failed(const trial_outcome& t, const std::string& where, double atol, double rtol) {
+    if (!t.structure_ok) {
+      e_.status = eval_status::incorrect;
+      e_.reason = fmt::format("{}: {}", where, t.structure_error);
+      add_defence(e_, t.defence.empty() ? "exact_output_structure" : t.defence);
+      return true;
+    }
+    if (t.nonfinite) {
+      e_.status = eval_status::incorrect;
+      e_.reason = fmt::format("{}: output has NaN or Inf", where);
+      add_defence(e_, "nonfinite_output");
+      return true;
+    }
+    if (!(t.max_tolerance_ratio <= 1.0)) {
+      e_.status = eval_status::incorrect;
+      e_.reason = fmt::format("{}: max abs error {:.3g} exceeds atol={} rtol={} ({:.3g}x the bound)", where,
+                              t.max_abs_error, atol, rtol, t.max_tolerance_ratio);
+      add_defence(e_, "tolerance");
+      return true;
+    }
+    return false;
   }
 
   // true: final status decided; false: every trial passed.
   result<bool> correctness(seed_stream& trial_seeds) {
     const double atol = p_.effective_atol(), rtol = p_.effective_rtol();
     std::vector<double> ref_times;
+    std::set<std::uint64_t> ref_digests, cand_digests;
     std::uint32_t done = 0;
     while (done < p_.correctness_trials) {
       const std::uint32_t n = done == 0 ? 1u : std::min(p_.correctness_batch, p_.correctness_trials - done);
@@ -187,29 +231,24 @@ class attempt {
           add_defence(e_, "executability_bound");
           return true;
         }
-        if (!t.structure_ok) {
-          e_.status = eval_status::incorrect;
-          e_.reason = fmt::format("trial {} (seed {}): {}", done, t.seed, t.structure_error);
-          add_defence(e_, "exact_output_structure");
-          return true;
-        }
-        if (t.nonfinite) {
-          e_.status = eval_status::incorrect;
-          e_.reason = fmt::format("trial {} (seed {}): output has NaN or Inf", done, t.seed);
-          add_defence(e_, "nonfinite_output");
-          return true;
-        }
-        if (!(t.max_tolerance_ratio <= 1.0)) {
-          e_.status = eval_status::incorrect;
-          e_.reason = fmt::format("trial {} (seed {}): max abs error {:.3g} exceeds atol={} rtol={} ({:.3g}x the bound)",
-                                  done, t.seed, t.max_abs_error, atol, rtol, t.max_tolerance_ratio);
-          add_defence(e_, "tolerance");
-          return true;
-        }
+        if (trial_failed(t, fmt::format("trial {} (seed {})", done, t.seed), atol, rtol)) return true;
         cand_times_.push_back(t.cand_seconds);
+        ref_digests.insert(t.ref_digest);
+        cand_digests.insert(t.cand_digest);
       }
     }
     if (!ref_times.empty()) ref_est_ = std::max(1e-7, median(ref_times));
+    // A degenerate task (outputs within tolerance of a constant) passes a
+    // constant output: the reference's outputs vary across seeds, so the
+    // candidate's must too.
+    if (ref_digests.size() > 1 && cand_digests.size() == 1) {
+      e_.status = eval_status::hack;
+      e_.reason = fmt::format("the candidate returned the same output for {} different inputs on which the "
+                              "reference's outputs differ",
+                              done);
+      add_defence(e_, "constant_output");
+      return true;
+    }
     return false;
   }
 
@@ -226,10 +265,27 @@ class attempt {
       ++round_count_;
     }
     const bool cpu_clock = !dev_.cuda && p_.cpu_time_on_cpu;
-    auto reply = session_->timed_rounds(seeds, cand_first, cpu_clock, after(call_deadline_s(2 * n)));
+    const auto checks = draw_spot_checks(n);
+    auto reply = session_->timed_rounds(seeds, cand_first, cpu_clock, checks,
+                                        after(call_deadline_s(2 * n + checks.count)));
     if (!reply) return channel_failure(reply.error(), "timing");
     if (!reply->ok) return candidate_failure(*reply, "timing");
     if (!reply->state_changed.empty()) return hack(reply->state_changed, "timing");
+    if (reply->trials.size() != checks.count) {
+      e_.status = eval_status::crashed;
+      e_.reason = fmt::format("worker returned {} spot checks for {}", reply->trials.size(), checks.count);
+      add_defence(e_, "verified_reply");
+      return true;
+    }
+    for (const auto& t : reply->trials)
+      // Correct while checked, wrong while timed: the candidate tells the
+      // two apart (warm-up detection, a call counter, a stale cache).
+      if (trial_failed(t, fmt::format("timed round (seed {}) checked after timing", t.seed), checks.atol,
+                       checks.rtol)) {
+        e_.status = eval_status::hack;
+        add_defence(e_, "spot_check");
+        return true;
+      }
     if (reply->ref_seconds.size() != n || reply->cand_seconds.size() != n ||
         (cpu_clock && (reply->ref_cpu_seconds.size() != n || reply->cand_cpu_seconds.size() != n))) {
       e_.status = eval_status::crashed;
@@ -253,6 +309,25 @@ class attempt {
       cand_events_.insert(cand_events_.end(), reply->cand_event_seconds.begin(), reply->cand_event_seconds.end());
     }
     return false;
+  }
+
+  struct drawn_checks : spot_checks {
+    std::size_t count = 0;
+  };
+
+  // Which of n rounds get a spot check: each with probability
+  // spot_check_fraction, and at least one per request, drawn from the
+  // attempt's seed stream so that a run is reproducible.
+  drawn_checks draw_spot_checks(std::size_t n) {
+    drawn_checks c;
+    c.atol = p_.effective_atol();
+    c.rtol = p_.effective_rtol();
+    const double f = std::clamp(p_.spot_check_fraction, 0.0, 1.0);
+    for (std::size_t i = 0; i < n; ++i) c.check.push_back(f > 0 && double(seeds_.next() % 1000000) < f * 1e6);
+    if (f > 0 && n && std::find(c.check.begin(), c.check.end(), true) == c.check.end())
+      c.check[seeds_.next() % n] = true;
+    c.count = static_cast<std::size_t>(std::count(c.check.begin(), c.check.end(), true));
+    return c;
   }
 
   // Paired rounds until the protocol says stop. true: final status decided;
@@ -291,16 +366,29 @@ class attempt {
   // elsewhere (another process, a device) looks fast in CPU time: compare
   // its wall/CPU ratio with the reference's, which ran under the same load.
   result<bool> check_clocks() {
+    // On CUDA the wall clock ends after a device-wide synchronize, so work on
+    // a side stream is timed; events on the calling stream see only what was
+    // ordered on it. A candidate whose event time is a small part of its wall
+    // time, unlike the reference's, leaves work outside the stream it was
+    // called on (a side stream it never joins).
+    if (!ref_events_.empty() && !cand_events_.empty())
+      return wall_ratio_check(e_.ref_event_us, e_.cand_event_us, "stream_sync",
+                              "its stream's event time: work left on another stream");
     if (e_.clock != "thread_cpu") return false;
-    const double ref_cpu = e_.ref_us * 1e-6, cand_cpu = e_.cand_us * 1e-6;
-    const double ref_ratio = e_.ref_wall_us * 1e-6 / std::max(ref_cpu, 1e-9);
-    const double cand_ratio = e_.cand_wall_us * 1e-6 / std::max(cand_cpu, 1e-9);
-    if (cand_ratio > p_.cpu_wall_ratio_limit * std::max(1.0, ref_ratio) && e_.cand_wall_us - e_.cand_us > 20) {
+    return wall_ratio_check(e_.ref_us, e_.cand_us, "cpu_wall_consistency",
+                            "its CPU time: work outside the measured process");
+  }
+
+  // A hack when the candidate's wall time over its own clock (ref_us and
+  // cand_us: CPU or event time) exceeds cpu_wall_ratio_limit times the
+  // reference's ratio, by more than 20 us.
+  result<bool> wall_ratio_check(double ref_us, double cand_us, const char* defence, const char* what) {
+    const double ref_ratio = e_.ref_wall_us / std::max(ref_us, 1e-3);
+    const double cand_ratio = e_.cand_wall_us / std::max(cand_us, 1e-3);
+    if (cand_ratio > p_.cpu_wall_ratio_limit * std::max(1.0, ref_ratio) && e_.cand_wall_us - cand_us > 20) {
       e_.status = eval_status::hack;
-      e_.reason = fmt::format("candidate spends {:.1f}x its CPU time in wall time (reference {:.1f}x): work "
-                              "outside the measured process",
-                              cand_ratio, ref_ratio);
-      add_defence(e_, "cpu_wall_consistency");
+      e_.reason = fmt::format("candidate's wall time is {:.1f}x {} (reference {:.1f}x)", cand_ratio, what, ref_ratio);
+      add_defence(e_, defence);
       return true;
     }
     return false;

@@ -38,6 +38,9 @@ worker_reply copy_reply(const sbx::Reply& r) {
       o.ref_seconds = t->ref_seconds();
       o.cand_seconds = t->cand_seconds();
       o.state_changed = strings(t->state_changed());
+      o.defence = str(t->defence());
+      o.ref_digest = t->ref_digest();
+      o.cand_digest = t->cand_digest();
       out.trials.push_back(std::move(o));
     }
   out.ref_seconds = doubles(r.ref_seconds());
@@ -48,6 +51,7 @@ worker_reply copy_reply(const sbx::Reply& r) {
   out.cand_cpu_seconds = doubles(r.cand_cpu_seconds());
   out.state_changed = strings(r.state_changed());
   out.info = strings(r.info());
+  out.defence = str(r.defence());
   return out;
 }
 
@@ -166,11 +170,12 @@ result<worker_reply> worker_session::correctness(std::span<const std::uint64_t> 
 
 result<worker_reply> worker_session::timed_rounds(std::span<const std::uint64_t> seeds,
                                                   const std::vector<bool>& candidate_first, bool process_cpu,
-                                                  clock_type::time_point deadline) {
+                                                  const spot_checks& checks, clock_type::time_point deadline) {
   return call(sbx::Request::TimedRounds, [&](flatbuffers::FlatBufferBuilder& b) {
     auto s = b.CreateVector(seeds.data(), seeds.size());
     auto o = b.CreateVector(candidate_first);
-    return sbx::CreateTimedRounds(b, s, o, process_cpu).Union();
+    auto c = b.CreateVector(checks.check);
+    return sbx::CreateTimedRounds(b, s, o, process_cpu, c, checks.atol, checks.rtol).Union();
   }, deadline);
 }
 

@@ -45,6 +45,15 @@ struct trial_outcome {
   double ref_seconds = 0;
   double cand_seconds = 0;
   std::vector<std::string> state_changed;
+  std::string defence;          // the defence behind structure_error, when the worker named one
+  std::uint64_t ref_digest = 0, cand_digest = 0;  // output value digests (constant-output check)
+};
+
+// Spot checks of one TimedRounds request: check[i] compares round i's
+// candidate output with the reference's (messages/sandbox.fbs).
+struct spot_checks {
+  std::vector<bool> check;
+  double atol = 0, rtol = 0;
 };
 
 // A worker's reply, copied out of the verified buffer.
@@ -57,6 +66,7 @@ struct worker_reply {
   std::vector<double> ref_seconds, cand_seconds, ref_event_seconds, cand_event_seconds;
   std::vector<double> ref_cpu_seconds, cand_cpu_seconds;
   std::vector<std::string> state_changed, info;
+  std::string defence;          // with error_kind Hack: the defence that fired
 };
 
 struct worker_start {
@@ -87,7 +97,7 @@ class worker_session {
                                    clock_type::time_point deadline);
   result<worker_reply> timed_rounds(std::span<const std::uint64_t> seeds,
                                     const std::vector<bool>& candidate_first, bool process_cpu,
-                                    clock_type::time_point deadline);
+                                    const spot_checks& checks, clock_type::time_point deadline);
   // Asks the worker to exit, then kills the group whatever it did.
   void shutdown();
 

@@ -10,7 +10,10 @@ statistic belong to the evaluator. stdout and stderr go to a log file.
 Reference and candidate run in this one process (paired rounds need the same
 inputs). They share no mutable global state across calls: before every call
 the worker sets thread count, grad mode and backend flags to the same values,
-and reports any change the candidate's call made (state_changed).
+and reports any change the candidate's call made (state_changed). The hack
+defences (defences.py, docs/defences.md) are armed before the candidate is
+imported; a defence that fires ends the request with ErrorKind Hack and its
+name in Reply.defence.
 """
 
 import copy
@@ -47,17 +50,36 @@ from crucible.sandbox import (  # noqa: E402
     TrialOutcome,
 )
 
+import defences as D  # noqa: E402  (worker/defences.py, beside this file)
+
 _real_load_inline = cpp_extension.load_inline
 _real_load = cpp_extension.load
 _MAX_FRAME = 64 << 20
 
 
 class WorkerError(Exception):
-    def __init__(self, kind, text, task_fault=False):
+    def __init__(self, kind, text, task_fault=False, defence=""):
         super().__init__(text)
         self.kind = kind
         self.text = text
         self.task_fault = task_fault
+        self.defence = defence
+
+
+def raise_violations(violations):
+    """Ends the request as a hack when any defence fired."""
+    if violations:
+        raise WorkerError(ErrorKind.ErrorKind.Hack, "; ".join(v.reason for v in violations[:3]),
+                          defence=violations[0].defence)
+
+
+def memory_defence(e):
+    """'rlimit_memory' when an exception is the address-space limit refusing
+    an allocation (MemoryError, torch's allocator message), else ''."""
+    text = str(e).lower()
+    if isinstance(e, MemoryError) or "can't allocate memory" in text or "out of memory" in text:
+        return "rlimit_memory"
+    return ""
 
 
 def _exc_text(prefix):
@@ -103,9 +125,33 @@ class State:
         self.candidate = None
         self.cand_model = None
         self.init_seed = 0
+        self.task_file = ""
+        self.fingerprint = None      # D.Fingerprint: torch, time, worker
+        self.task_fingerprint = None  # D.TaskFingerprint
+        self.model_fingerprint = None  # D.ModelFingerprint of the reference
+        self.protected = set()       # storages of both models' parameters: never poisoned
+        self.cuda_limits = None      # D.CudaLimits on CUDA
 
 
 S = State()
+_PROTECTED_STATE = ("device", "threads", "task", "model", "init_seed", "task_file", "fingerprint",
+                    "task_fingerprint", "model_fingerprint")
+
+
+def protected_state():
+    return {k: getattr(S, k) for k in _PROTECTED_STATE}
+
+
+# Armed only while candidate code runs; the only writable place is the scratch
+# directory (cwd, HOME and TMPDIR of this process).
+GUARD = D.Guard([os.getcwd(), os.environ.get("TMPDIR"), os.environ.get("HOME")],
+                {__file__, os.path.realpath(__file__), D.__file__, os.path.realpath(D.__file__)})
+
+
+def integrity(values):
+    """Every fingerprint taken before the candidate loaded, checked now."""
+    return (S.fingerprint.check() + S.task_fingerprint.check(values) +
+            S.model_fingerprint.check(values))
 
 
 def reset_global_state():
@@ -116,6 +162,13 @@ def reset_global_state():
     torch.backends.cudnn.deterministic = False
     torch.backends.cudnn.allow_tf32 = True
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.mkldnn.enabled = True
+    torch.set_flush_denormal(False)
+    torch.set_default_dtype(torch.float32)
+    torch.use_deterministic_algorithms(False)
+    torch.set_float32_matmul_precision("highest")
+    if S.cuda_limits is not None:
+        S.cuda_limits.reset()
 
 
 def snapshot_state():
@@ -126,7 +179,15 @@ def snapshot_state():
         "cudnn.deterministic": torch.backends.cudnn.deterministic,
         "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
         "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "mkldnn.enabled": torch.backends.mkldnn.enabled,
+        "default_dtype": torch.get_default_dtype(),
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "autocast": torch.is_autocast_enabled(),
+        "autocast_cpu": torch.is_autocast_cpu_enabled(),
+        "l2_persisting_bytes": S.cuda_limits.value() if S.cuda_limits is not None else 0,
         "python_threads": threading.active_count(),
+        "native_threads": D.native_threads(),
     }
 
 
@@ -195,6 +256,11 @@ def copy_inputs(xs):
     return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in xs]
 
 
+def task_init_inputs():
+    torch.manual_seed(S.init_seed)
+    return list(S.task.get_init_inputs())
+
+
 def build(cls, what, task_fault):
     torch.manual_seed(S.init_seed)
     try:
@@ -241,7 +307,18 @@ def on_load_task(req):
             raise WorkerError(ErrorKind.ErrorKind.Runtime,
                               "task Model returned %s, not tensors" % type(out).__name__, True)
         probes.append(seconds)
+        D.poison(D.tensors_of(out) + D.tensors_of(inputs), S.protected)
         del out, inputs
+    if S.device.startswith("cuda"):
+        S.cuda_limits = D.CudaLimits()
+    # Everything the candidate could change, taken before it exists.
+    S.task_file = "<%s>" % req.ModuleName().decode()
+    S.protected = D.protected_storages(S.model)
+    S.task_fingerprint = D.TaskFingerprint(S.task, task_init_inputs, make_inputs,
+                                           req.ProbeSeeds(0) if req.ProbeSeedsLength() else 0)
+    S.model_fingerprint = D.ModelFingerprint(S.model)
+    S.fingerprint = D.Fingerprint(globals(), protected_state)
+    S.fingerprint.seal()
     info = ["torch=" + torch.__version__, "python=%d.%d" % sys.version_info[:2]]
     if S.device.startswith("cuda"):
         info.append("device_name=" + torch.cuda.get_device_name(0))
@@ -253,9 +330,22 @@ def on_load_candidate(req):
     loader = prebuilt_loader(ext)
     cpp_extension.load_inline = loader
     cpp_extension.load = loader
-    S.candidate = make_module(req.ModuleName().decode(), req.Source().decode(), "candidate")
-    require(S.candidate, ["ModelNew"], "candidate")
-    S.cand_model = build(S.candidate.ModelNew, "candidate ModelNew", False)
+    name = req.ModuleName().decode()
+    GUARD.candidate_file = "<%s>" % name
+    census = D.thread_census()
+    GUARD.arm("load")
+    try:
+        S.candidate = make_module(name, req.Source().decode(), "candidate")
+        require(S.candidate, ["ModelNew"], "candidate")
+        S.cand_model = build(S.candidate.ModelNew, "candidate ModelNew", False)
+    except WorkerError:
+        GUARD.disarm()
+        raise_violations(GUARD.take())
+        raise
+    finally:
+        GUARD.disarm()
+    S.protected = D.protected_storages(S.model, S.cand_model)
+    raise_violations(GUARD.take() + D.new_threads(census) + integrity(values=True))
     return {}
 
 
@@ -319,23 +409,102 @@ def call(model, inputs, who):
         raise WorkerError(ErrorKind.ErrorKind.Runtime, _exc_text(who + " forward raised"), who == "reference")
 
 
+def call_candidate(inputs):
+    """One untimed call of ModelNew (correctness trials) under the guard and
+    a profiler that notices any call into the task's code (reference_call:
+    calling the reference, or falling back to it in an except branch)."""
+    reset_global_state()
+    hits, task_file = [], S.task_file
+
+    def profiler(frame, event, arg):
+        if event == "call" and not hits and frame.f_code.co_filename == task_file:
+            hits.append(frame.f_code.co_name)
+
+    census = D.thread_census()
+    failure = None
+    sys.setprofile(profiler)
+    GUARD.arm("call")
+    try:
+        if S.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t0 = _perf_counter()
+        out = S.cand_model(*inputs)
+        if S.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        seconds = _perf_counter() - t0
+    except SystemExit:
+        # The worker ends; the evaluator sees it gone mid-request (crashed,
+        # process_exit), never a pass.
+        raise
+    except BaseException as e:  # noqa: B902
+        failure = WorkerError(ErrorKind.ErrorKind.Runtime, _exc_text("candidate forward raised"),
+                              defence=memory_defence(e))
+    finally:
+        GUARD.disarm()
+        tampered = sys.getprofile() is not profiler
+        sys.setprofile(None)
+    violations = GUARD.take()
+    if tampered:
+        violations.append(D.Violation("introspection", "the candidate replaced the profiler during its call"))
+    if hits:
+        violations.append(D.Violation("reference_call", "the candidate called the task's %s()" % hits[0]))
+    if torch.get_num_threads() != S.threads:  # before new_threads: a bigger pool starts native threads
+        violations.insert(0, D.Violation("thread_count", "the candidate set %d threads; the reference gets %d" %
+                                         (torch.get_num_threads(), S.threads)))
+    raise_violations(violations + D.new_threads(census) + S.fingerprint.check())
+    if failure is not None:
+        raise failure
+    return out, seconds
+
+
+def check_output(seed, pristine_in, cand_in, cand_out, atol, rtol):
+    """Judges a candidate output that exists while no reference output does:
+    exact type and real storage, inputs unmodified (bitwise against
+    pristine_in, a copy made before the call), then the reference runs on
+    pristine_in and the two are compared. Every tensor of the round is then
+    poisoned. Returns the trial and weak references to the output's storage;
+    the caller drops its own references and checks D.retained()."""
+    raise_violations(D.output_violations(cand_out))
+    if not D.same_values(cand_in, pristine_in):
+        raise_violations([D.Violation("input_mutation", "the candidate changed its inputs (seed %d)" % seed)])
+    ref_out, ref_s = call(S.model, pristine_in, "reference")
+    cands = D.tensors_of(cand_out)
+    defence = ""
+    if any(D.holds_poison(c) for c in cands):
+        structure_error, nonfinite, max_abs, max_ratio = (
+            "output holds poisoned memory: the candidate returned memory it did not write", False, 0.0, 0.0)
+        defence = "poisoned_memory"
+    else:
+        structure_error, nonfinite, max_abs, max_ratio = compare(ref_out, cand_out, atol, rtol)
+    trial = dict(seed=seed, structure_ok=structure_error == "", structure_error=structure_error,
+                 nonfinite=bool(nonfinite), max_abs=max_abs, max_ratio=max_ratio, ref_s=ref_s, cand_s=0.0,
+                 changed=[], defence=defence, ref_digest=D.digest(D.tensors_of(ref_out)),
+                 cand_digest=D.digest(cands))
+    inputs = D.tensors_of(pristine_in) + D.tensors_of(cand_in)
+    refs = D.storage_refs(cands, S.protected | {D._storage(t).data_ptr() for t in inputs})
+    D.poison(D.tensors_of(ref_out) + cands + inputs, S.protected)
+    return trial, refs
+
+
 def on_correctness(req):
+    """Each trial: the candidate runs first on a copy of the seed's inputs,
+    so that the reference's output for them does not exist while it runs;
+    then check_output."""
     atol, rtol = req.Atol(), req.Rtol()
     trials = []
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
         ref_in = make_inputs(seed)
         cand_in = copy_inputs(ref_in)
-        ref_out, ref_s = call(S.model, ref_in, "reference")
         before = snapshot_state()
-        cand_out, cand_s = call(S.cand_model, cand_in, "candidate")
+        cand_out, cand_s = call_candidate(cand_in)
         changed = state_diff(before, snapshot_state())
-        structure_error, nonfinite, max_abs, max_ratio = compare(ref_out, cand_out, atol, rtol)
-        ok = structure_error == ""
-        trials.append(dict(seed=seed, structure_ok=ok, structure_error=structure_error,
-                           nonfinite=bool(nonfinite), max_abs=max_abs,
-                           max_ratio=max_ratio, ref_s=ref_s, cand_s=cand_s, changed=changed))
-        del ref_out, cand_out, ref_in, cand_in
+        trial, refs = check_output(seed, ref_in, cand_in, cand_out, atol, rtol)
+        trial.update(cand_s=cand_s, changed=changed)
+        trials.append(trial)
+        del cand_out, ref_in, cand_in
+        raise_violations(D.retained(refs))
+    raise_violations(integrity(values=True))
     return {"trials": trials}
 
 
@@ -374,9 +543,12 @@ def on_timed(req):
 def timed_rounds(req):
     events = S.device.startswith("cuda")
     cpu = bool(req.ProcessCpu()) and not events
-    ref_s, cand_s, ref_e, cand_e, changed = [], [], [], [], []
+    ref_s, cand_s, ref_e, cand_e, changed, trials = [], [], [], [], [], []
+    atol, rtol = req.Atol(), req.Rtol()
+    held = None  # the previous round's inputs, alive while this round's are made: fresh addresses
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
+        checked = i < req.CheckLength() and bool(req.Check(i))
         # Inputs are made in run order (the second model's are a copy of the
         # first's), so that neither model's inputs are systematically the
         # more recently touched; the evaluator balances the orders.
@@ -388,28 +560,53 @@ def timed_rounds(req):
             ref_in = make_inputs(seed)
             cand_in = copy_inputs(ref_in)
             order = [("reference", S.model, ref_in), ("candidate", S.cand_model, cand_in)]
+        held = None
         times = {}
+        cand_out = None
         for who, model, inputs in order:
             before = snapshot_state()
+            candidate = who == "candidate"
+            if candidate:
+                GUARD.arm("call")
             try:
                 out, wall, ev = timed_call(model, inputs, events, cpu)
             except SystemExit:
                 raise
             except BaseException:
+                GUARD.disarm()
+                if candidate:
+                    raise_violations(GUARD.take())
                 raise WorkerError(ErrorKind.ErrorKind.Runtime, _exc_text(who + " forward raised"),
-                                  who == "reference")
-            if who == "candidate":
+                                  who == "reference", memory_defence(sys.exc_info()[1]))
+            finally:
+                GUARD.disarm()
+            if candidate:
+                raise_violations(GUARD.take())
                 for d in state_diff(before, snapshot_state()):
                     if d not in changed:
                         changed.append(d)
+            if candidate and checked:
+                cand_out = out
+            else:
+                # Poisoned before it is freed: memory the next call gets back holds no result.
+                D.poison(D.tensors_of(out), S.protected)
             times[who] = (wall, ev)
             del out
+        if checked:
+            trial, refs = check_output(seed, make_inputs(seed), cand_in, cand_out, atol, rtol)
+            del cand_out
+            raise_violations(D.retained(refs) + S.fingerprint.check())
+            trials.append(trial)
+        D.poison(D.tensors_of(ref_in) + D.tensors_of(cand_in), S.protected)
+        held = (ref_in, cand_in)
         ref_s.append(times["reference"][0])
         cand_s.append(times["candidate"][0])
         ref_e.append(times["reference"][1])
         cand_e.append(times["candidate"][1])
         del ref_in, cand_in
-    r = {"ref_s": ref_s, "cand_s": cand_s, "changed": changed}
+    del held
+    raise_violations(integrity(values=False))
+    r = {"ref_s": ref_s, "cand_s": cand_s, "changed": changed, "trials": trials}
     if events:
         r["ref_e"], r["cand_e"] = ref_e, cand_e
     if cpu:
@@ -446,6 +643,7 @@ def _doubles(b, items):
 def _trial(b, t):
     err = b.CreateString(t["structure_error"])
     changed = _strings(b, t["changed"])
+    defence = b.CreateString(t.get("defence", ""))
     TrialOutcome.Start(b)
     TrialOutcome.AddSeed(b, t["seed"])
     TrialOutcome.AddStructureOk(b, t["structure_ok"])
@@ -456,13 +654,17 @@ def _trial(b, t):
     TrialOutcome.AddRefSeconds(b, t["ref_s"])
     TrialOutcome.AddCandSeconds(b, t["cand_s"])
     TrialOutcome.AddStateChanged(b, changed)
+    TrialOutcome.AddDefence(b, defence)
+    TrialOutcome.AddRefDigest(b, t.get("ref_digest", 0))
+    TrialOutcome.AddCandDigest(b, t.get("cand_digest", 0))
     return TrialOutcome.End(b)
 
 
-def encode_reply(seq, ok, kind=0, error="", task_fault=False, r=None):
+def encode_reply(seq, ok, kind=0, error="", task_fault=False, r=None, defence=""):
     r = r or {}
     b = flatbuffers.Builder(1024)
     err = b.CreateString(error)
+    defence_str = b.CreateString(defence)
     trials = None
     if "trials" in r:
         offs = [_trial(b, t) for t in r["trials"]]
@@ -478,6 +680,7 @@ def encode_reply(seq, ok, kind=0, error="", task_fault=False, r=None):
     Reply.AddErrorKind(b, kind)
     Reply.AddError(b, err)
     Reply.AddTaskFault(b, task_fault)
+    Reply.AddDefence(b, defence_str)
     if trials is not None:
         Reply.AddTrials(b, trials)
     if "ref_s" in vecs:
@@ -522,7 +725,13 @@ def main():
             result = handler(req)
             write_frame(encode_reply(seq, True, r=result))
         except WorkerError as e:
-            write_frame(encode_reply(seq, False, e.kind, e.text, e.task_fault))
+            write_frame(encode_reply(seq, False, e.kind, e.text, e.task_fault, defence=e.defence))
+        except SystemExit as e:
+            # Raised by candidate (or task) code mid-request: leave at once, so
+            # that the evaluator sees an exit, not a kill after a slow teardown.
+            sys.stderr.write("SystemExit(%r) during a request\n" % (e.code,))
+            sys.stderr.flush()
+            os._exit(e.code if isinstance(e.code, int) and 0 < e.code < 256 else 70)
         sys.stdout.flush()
         sys.stderr.flush()
 

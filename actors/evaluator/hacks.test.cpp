@@ -1,0 +1,99 @@
+// The hack catalogue (tests/hacks/manifest.txt) through the real evaluator on
+// CPU: every known hack, a real candidate file, must settle at reward 0 with
+// the status the manifest names and the defence that caught it named in
+// defences_fired. CUDA-only cases run on a GPU (tools/gpu/hacks_gpu.sh).
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "actors/evaluator/evaluate.hpp"
+
+using namespace crucible::evaluator;
+
+namespace {
+
+const std::filesystem::path root = CRUCIBLE_SOURCE_DIR;
+
+struct hack_case {
+  std::string candidate, task, status;
+  std::vector<std::string> defences;  // any one of them must be named
+  int line = 0;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, sep);) out.push_back(part);
+  return out;
+}
+
+std::vector<hack_case> read_manifest() {
+  std::ifstream in(root / "tests/hacks/manifest.txt");
+  REQUIRE_MESSAGE(in.good(), "cannot read tests/hacks/manifest.txt");
+  std::vector<hack_case> out;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    hack_case c;
+    std::string defences;
+    fields >> c.candidate >> c.task >> c.status >> defences;
+    REQUIRE_MESSAGE(!defences.empty(), "manifest line " << n << " has fewer than 4 fields");
+    c.defences = split(defences, '|');
+    c.line = n;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// The quick protocol, with the void bound off (a verdict is wanted, not a
+// steady measurement) and a short window: every case is decided while
+// loading, checking correctness or in the first timing requests.
+protocol_options catalogue_protocol() {
+  auto p = protocol_by_name("quick").value();
+  p.void_variance = 1e9;
+  p.window_s = 3;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("every CPU case of the hack catalogue settles at reward 0 with the defence that caught it named") {
+  const auto cases = read_manifest();
+  evaluator ev;
+  int run = 0;
+  for (const auto& c : cases) {
+    if (c.candidate.rfind("tests/hacks/cpu/", 0) != 0) continue;
+    auto req = load_request(root / c.task, root / c.candidate, "cpu", 11);
+    REQUIRE_MESSAGE(req.ok(), req.error().text());
+    auto r = ev.evaluate(*req, catalogue_protocol());
+    REQUIRE_MESSAGE(r.ok(), c.candidate << ": " << r.error().text());
+    const evaluation& e = r.value();
+    ++run;
+    const bool named = std::any_of(c.defences.begin(), c.defences.end(), [&](const std::string& d) {
+      return std::find(e.defences_fired.begin(), e.defences_fired.end(), d) != e.defences_fired.end();
+    });
+    std::string fired;
+    for (auto& d : e.defences_fired) fired += d + " ";
+    CHECK_MESSAGE(std::string(to_string(e.status)) == c.status,
+                  c.candidate << " settled " << to_string(e.status) << ", expected " << c.status << ": " << e.reason);
+    CHECK_MESSAGE(named, c.candidate << " fired [" << fired << "], expected one of " << c.defences.front()
+                                     << "...: " << e.reason);
+    CHECK_MESSAGE(e.reward == 0.0, c.candidate << " earned reward " << e.reward);
+  }
+  CHECK(run >= 30);
+}
+
+TEST_CASE("every candidate file in the hack catalogue has a line in its manifest") {
+  std::set<std::string> listed;
+  for (const auto& c : read_manifest()) listed.insert(c.candidate);
+  for (const char* dir : {"tests/hacks/cpu", "tests/hacks/cuda"})
+    for (auto& f : std::filesystem::directory_iterator(root / dir))
+      if (f.path().extension() == ".py")
+        CHECK_MESSAGE(listed.count(std::filesystem::relative(f.path(), root).string()) == 1,
+                      f.path() << " is not in tests/hacks/manifest.txt");
+}
