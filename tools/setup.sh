@@ -11,6 +11,7 @@ packages=(
   librocksdb-dev
   doctest-dev
   libtorch-dev python3-torch python3-numpy python3-dev pybind11-dev
+  libgloo-dev  # the c10d Gloo headers the learner's data parallelism needs (libtorch links libgloo0)
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libcpp-httplib-dev libpcre2-dev libutf8proc-dev
 )
