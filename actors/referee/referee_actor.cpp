@@ -43,22 +43,25 @@ struct referee_state {
 
 using referee_actor_t = caf::stateful_actor<referee_state>;
 
+// A hub client callback (on the client's thread) that hands a job's result to the referee actor.
+job_outcome outcome_of(const bus::client_session::job_result& r) {
+  return {r.id, r.status == msg::JobStatus::Ok, r.payload, r.error, r.worker};
+}
+node::result_callback forward_result(caf::actor referee) {
+  return [referee](const bus::client_session::job_result& r) {
+    caf::anon_send(referee, result_atom::value, outcome_of(r));
+  };
+}
+
 // Hands everything the core produced to the bus and to the waiting settle jobs.
 void drain(referee_actor_t* self) {
   auto& st = self->state;
   auto out = st.core->take_outbox();
   for (auto& id : out.acks) st.client.acknowledge(id);
   for (auto& e : out.publish) st.client.publish("Settlement", std::move(e));
-  for (auto& j : out.jobs) {
-    caf::actor me = caf::actor_cast<caf::actor>(self);
-    st.client.submit(
-        j.id, j.kind, std::move(j.payload),
-        [me](const bus::client_session::job_result& r) {
-          caf::anon_send(me, result_atom::value,
-                         job_outcome{r.id, r.status == msg::JobStatus::Ok, r.payload, r.error, r.worker});
-        },
-        j.exclude_worker);
-  }
+  for (auto& j : out.jobs)
+    st.client.submit(j.id, j.kind, std::move(j.payload), forward_result(caf::actor_cast<caf::actor>(self)),
+                     j.exclude_worker);
   for (auto& [cid, settlement] : out.replies) {
     auto it = st.waiting.find(cid);
     if (it == st.waiting.end()) continue;
@@ -153,22 +156,35 @@ result<referee_service> spawn_referee(caf::actor_system& sys, const referee_opti
   co.peer.role = msg::Role::Referee;
   co.manual_acks = true;
   co.subscribe = {"PeerEvent"};
-  // The referee actor exists only after the client; the callback (on the
-  // client's thread) finds it here.
+  // The referee actor exists only after the client: what the client hears
+  // before then (on its own thread) waits here, then goes to the actor.
   struct forward {
     std::mutex mu;
-    caf::actor to;  // GUARDED_BY(mu)
+    caf::actor to;                      // GUARDED_BY(mu)
+    std::vector<caf::message> early;    // GUARDED_BY(mu)
+    void send(caf::message m) {
+      std::lock_guard lock(mu);
+      if (to)
+        caf::anon_send(to, std::move(m));
+      else
+        early.push_back(std::move(m));
+    }
   };
   auto target = std::make_shared<forward>();
   co.on_event = [target](const std::string& topic, const bytes& data) {
-    std::lock_guard lock(target->mu);
-    if (topic == "PeerEvent" && target->to) caf::anon_send(target->to, peer_atom::value, data);
+    if (topic == "PeerEvent") target->send(caf::make_message(peer_atom::value, data));
+  };
+  // Results of jobs the previous incarnation submitted, resent by the hub.
+  co.on_other_result = [target](const bus::client_session::job_result& r) {
+    target->send(caf::make_message(result_atom::value, outcome_of(r)));
   };
   auto client = node::spawn_client(sys, co, links.client_transport);
   auto referee = sys.spawn(referee_fn, core, client);
   {
     std::lock_guard lock(target->mu);
     target->to = referee;
+    for (auto& m : target->early) caf::anon_send(referee, std::move(m));
+    target->early.clear();
   }
 
   bus::peer_options wp = links.peer;

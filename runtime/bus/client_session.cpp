@@ -87,11 +87,18 @@ void client_session::on_frame(const frame& f, clock::time_point now) {
       std::string id(str(r->job_id()));
       auto it = outstanding_.find(id);
       if (it == outstanding_.end()) {
-        if (delivered_.count(id)) ++duplicate_results_;
-        if (!unconfirmed_.count(id)) ack(id);
-        break;
+        // With manual acks a result this incarnation never asked for (the
+        // hub resends them when we register) is still the owner's to record:
+        // a previous incarnation may have died before it did.
+        bool unknown = !delivered_.count(id);
+        if (!manual_acks_ || !unknown) {
+          if (!unknown) ++duplicate_results_;
+          if (!unconfirmed_.count(id)) ack(id);
+          break;
+        }
+      } else {
+        outstanding_.erase(it);
       }
-      outstanding_.erase(it);
       delivered_.insert(id);
       auto p = messages::span_of(r->payload());
       results_.push_back({id, r->status(), bytes(p.begin(), p.end()), std::string(str(r->error())),

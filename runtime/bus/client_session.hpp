@@ -29,7 +29,10 @@ class client_session {
   // With manual_acks, a result is acknowledged to the hub only when the
   // owner calls acknowledge(id), after it has made the result durable (the
   // referee does, so that a crash between delivery and its ledger write
-  // cannot lose a result the hub has already forgotten).
+  // cannot lose a result the hub has already forgotten). Such a client also
+  // gets results it did not submit in this incarnation (the hub resends
+  // unacknowledged ones when it registers): the owner records or ignores
+  // them, and acknowledges them either way.
   explicit client_session(peer_options options, bool manual_acks = false);
 
   void start(clock::time_point now);

@@ -91,10 +91,17 @@ class client_actor final : public caf::blocking_actor {
       take_requests(session, transport, waiting, now);
       for (auto& r : session.take_results()) {
         auto it = callbacks_.find(r.id);
-        if (it == callbacks_.end()) continue;
-        auto callback = std::move(it->second);
-        callbacks_.erase(it);
-        if (callback) callback(r);
+        result_callback callback;
+        if (it != callbacks_.end()) {
+          callback = std::move(it->second);
+          callbacks_.erase(it);
+        } else {
+          callback = options_.on_other_result;
+        }
+        if (callback)
+          callback(r);
+        else if (options_.manual_acks)
+          session.acknowledge(r.id);
       }
       for (bool more = true; more;) {
         receive(

@@ -33,6 +33,10 @@ struct client_actor_options {
   // Results are acknowledged only through hub_client::acknowledge(), after
   // the owner made them durable. Default: acknowledged on arrival.
   bool manual_acks = false;
+  // Called for a result with no callback of its own: with manual acks, the
+  // results of jobs a previous incarnation submitted (the hub resends them
+  // when this one registers). Without it, such results are acknowledged.
+  result_callback on_other_result;
 };
 
 namespace detail {
