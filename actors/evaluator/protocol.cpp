@@ -33,6 +33,7 @@ result<protocol_options> protocol_by_name(std::string_view name) {
     p.correctness_trials = 8;
     p.warmup_rounds = 3;
     p.min_rounds = 70;
+    p.stop_relative_stderr = 0.005;
     p.window_s = 20;
     p.load_timeout_s = 60;
     p.candidate_load_timeout_s = 10;

@@ -21,7 +21,8 @@
 # WORK (/tmp/crucible-kernelbench); SMOKE=1 measures two jobs once (a check
 # of the set-up); RESULTS (where the JSON lines, the log and the tables go;
 # default WORK); EVAL_BUDGET_S (1800) stops the evaluator's run after that
-# many seconds and tables what it measured.
+# many seconds and tables what it measured; ONLY="identity/L1-40 ..." keeps
+# those jobs (no inline candidate); SKIP_BASELINE=1 skips the baseline.
 set -uo pipefail
 if (($# < 1)); then
   sed -n '2,/^set -uo/p' "$0" | grep '^#'
@@ -93,16 +94,22 @@ for f in "${faster[@]}"; do
   t=${f%%:*}
   echo "faster/$(short "$t")-${f#*:} $kb/$t.py $repo/tools/gpu/kernelbench_faster/${f#*:}.py" >>"$jobs"
 done
+if [[ -n "${ONLY:-}" ]]; then
+  grep -E "^(${ONLY// /|}) " "$jobs" >"$jobs.only"
+  mv "$jobs.only" "$jobs"
+fi
 cp "$jobs" "$work/jobs_baseline.txt"
 echo "compile/L1-19-relu_inline_cuda $kb/level1/19_ReLU.py $repo/tools/gpu/kernelbench_faster/level1_19_relu_inline_cuda.py" \
   >"$work/jobs_compile.txt"
 
 # The baseline first: a run of crucible stopped at its budget leaves no
 # worker holding the GPU while the baseline times.
-echo "=== KernelBench-style baseline ($repeat repeats)"
-"$py" "$repo/tools/gpu/kernelbench_style_timing.py" --jobs "$work/jobs_baseline.txt" --repeat "$repeat" \
-  --out "$res/kernelbench_style.jsonl" || echo "baseline failed"
-echo "baseline done: $((SECONDS - t_start)) s"
+if [[ "${SKIP_BASELINE:-0}" != 1 ]]; then
+  echo "=== KernelBench-style baseline ($repeat repeats)"
+  "$py" "$repo/tools/gpu/kernelbench_style_timing.py" --jobs "$work/jobs_baseline.txt" --repeat "$repeat" \
+    --out "$res/kernelbench_style.jsonl" || echo "baseline failed"
+  echo "baseline done: $((SECONDS - t_start)) s"
+fi
 
 echo "=== crucible's evaluator on cuda:0 (protocol $protocol, $repeat repeats)"
 export CUDA_HOME=${CUDA_HOME:-$([[ -d /usr/local/cuda ]] && echo /usr/local/cuda)}
@@ -117,7 +124,7 @@ evaluate() {  # evaluate JOBS_FILE JSON_OUT: crucible-bench-eval within what is 
 evaluate "$jobs" "$res/crucible.jsonl" | tee "$res/throughput.md"
 # Last, and only with time left: an inline CUDA candidate, compiled by the
 # first of its repeats (nvcc), compile-cache hits after.
-if [[ "${SMOKE:-0}" != 1 ]] && ((deadline - SECONDS > 60)); then
+if [[ "${SMOKE:-0}" != 1 && -z "${ONLY:-}" ]] && ((deadline - SECONDS > 60)); then
   evaluate "$work/jobs_compile.txt" "$work/compile.jsonl" | tee -a "$res/throughput.md"
   cat "$work/compile.jsonl" >>"$res/crucible.jsonl" 2>/dev/null
 fi
