@@ -135,6 +135,11 @@ result<std::unique_ptr<kv_store>> open_rocksdb(const std::string& dir, rocksdb_o
     cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     if (options.insert_hint_by_nul_prefix)
       cf_options.memtable_insert_with_hint_prefix_extractor = std::make_shared<nul_prefix>();
+    // A bloom filter over whole keys in the memtable too, so that the hub's
+    // check of every new job id against acknowledged ones rarely searches
+    // the skip list (about 2% of the memtable's memory).
+    cf_options.memtable_whole_key_filtering = true;
+    cf_options.memtable_prefix_bloom_size_ratio = 0.02;
 
     // Every column family already in the database must be opened, including
     // ones a newer crucible added; ours are created when missing.

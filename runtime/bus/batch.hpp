@@ -31,8 +31,11 @@ bytes join_batch(std::span<const std::span<const std::uint8_t>> messages);
 // verifier to refuse and count).
 std::vector<std::span<const std::uint8_t>> split_batch(std::span<const std::uint8_t> data);
 
-// Limits of one batch: a group longer than this is sent as several.
+// Limits of one batch: a group longer than this is sent as several. A
+// message of batch_alone_bytes or more travels alone: copying it into a
+// batch would cost more than the socket operation it saves.
 inline constexpr std::size_t batch_max_messages = 256;
 inline constexpr std::size_t batch_max_bytes = 1 << 20;
+inline constexpr std::size_t batch_alone_bytes = 16 << 10;
 
 }  // namespace crucible::bus

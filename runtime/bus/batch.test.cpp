@@ -18,7 +18,10 @@ std::string text(std::span<const std::uint8_t> b) { return std::string(b.begin()
 struct recording_transport final : transport {
   std::vector<std::pair<std::string, std::vector<std::string>>> batches;
   std::vector<std::string> events;
-  status send(std::string_view, std::span<const std::uint8_t>) override { return {}; }
+  status send(std::string_view peer, std::span<const std::uint8_t> m) override {
+    batches.emplace_back(std::string(peer), std::vector<std::string>{text(m)});
+    return {};
+  }
   status send_batch(std::string_view peer, std::span<const std::span<const std::uint8_t>> m) override {
     std::vector<std::string> v;
     for (auto x : m) v.push_back(text(x));
@@ -60,7 +63,7 @@ TEST_CASE("a truncated batch, a length past the end, or no header splits into no
   CHECK_FALSE(is_batch(text("short")));
 }
 
-TEST_CASE("transmit groups direct messages per peer in order, publishes events, and splits oversized groups") {
+TEST_CASE("transmit groups direct messages per peer in order, sends large ones alone, publishes events, splits long groups") {
   recording_transport t;
   outbox out;
   out.push_back({channel::direct, "w1", text("1")});
@@ -68,12 +71,18 @@ TEST_CASE("transmit groups direct messages per peer in order, publishes events, 
   out.push_back({channel::event, "PeerEvent", text("e")});
   out.push_back({channel::direct, "w1", text("3")});
   for (std::size_t i = 0; i < batch_max_messages + 1; ++i) out.push_back({channel::direct, "w3", text("x")});
+  out.push_back({channel::direct, "w1", text("4")});
+  out.push_back({channel::direct, "w1", bytes(batch_alone_bytes, 'L')});
+  out.push_back({channel::direct, "w1", text("5")});
   CHECK(transmit(t, out) == 0);
-  REQUIRE(t.batches.size() == 4);
-  CHECK(t.batches[0] == std::pair<std::string, std::vector<std::string>>{"w1", {"1", "3"}});
-  CHECK(t.batches[1].first == "w2");
-  CHECK(t.batches[2].second.size() == batch_max_messages);
-  CHECK(t.batches[3].second.size() == 1);
+  REQUIRE(t.batches.size() == 6);
+  using sent = std::pair<std::string, std::vector<std::string>>;
+  CHECK(t.batches[0] == sent{"w1", {"1", "3", "4"}});
+  CHECK(t.batches[1].second.front().size() == batch_alone_bytes);  // alone, after the run before it
+  CHECK(t.batches[2] == sent{"w1", {"5"}});
+  CHECK(t.batches[3] == sent{"w2", {"2"}});
+  CHECK(t.batches[4].second.size() == batch_max_messages);
+  CHECK(t.batches[5].second.size() == 1);
   CHECK(t.events == std::vector<std::string>{"PeerEvent"});
 }
 

@@ -19,7 +19,8 @@ struct outbound {
 using outbox = std::vector<outbound>;
 
 // Sends every message of out: direct messages grouped per peer, in their
-// order, through send_batch(); events one by one. Returns how many sends
+// order, small ones through send_batch(), large ones alone through
+// send_owned() (their bytes are moved out); events one by one. Returns how many sends
 // failed (each a peer that is gone or whose queue is full: the protocol
 // resends what matters). Called by the hub, worker and client loops once
 // per turn.

@@ -44,6 +44,10 @@ class transport {
   // when the peer is unknown or the queue is full.
   virtual status send(std::string_view peer, std::span<const std::uint8_t> data) = 0;
 
+  // send() that takes the buffer: an implementation may hand it to the
+  // socket without a copy (zmq_transport does).
+  virtual status send_owned(std::string_view peer, bytes data) { return send(peer, data); }
+
   // Sends messages to peer, in order. An implementation may carry them as
   // one transport message (zmq_transport does, see batch.hpp); the
   // receiver's receive() returns them one by one either way.

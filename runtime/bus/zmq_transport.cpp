@@ -67,6 +67,13 @@ bytes to_bytes(const zmq::message_t& m) {
   return bytes(v.begin(), v.end());
 }
 
+// A message that owns data's buffer: ZeroMQ frees it when sent, no copy.
+zmq::message_t adopt(bytes data) {
+  if (data.empty()) return zmq::message_t();
+  auto* held = new bytes(std::move(data));
+  return zmq::message_t(held->data(), held->size(), [](void*, void* hint) { delete static_cast<bytes*>(hint); }, held);
+}
+
 // Appends the direct message m from peer as frames: one, or one per message
 // of a batch (batch.hpp). A malformed batch goes on whole, for the verifier.
 void push_direct(std::vector<frame>& out, const std::string& peer, const zmq::message_t& m) {
@@ -111,8 +118,7 @@ class zmq_endpoint : public transport {
   // Two or more messages go as one batch (batch.hpp).
   status send_batch(std::string_view peer, std::span<const std::span<const std::uint8_t>> messages) final {
     if (messages.size() == 1) return send(peer, messages[0]);
-    auto joined = join_batch(messages);
-    return send(peer, joined);
+    return send_owned(peer, join_batch(messages));
   }
 
  protected:
@@ -194,6 +200,17 @@ class zmq_hub_transport final : public zmq_endpoint {
     return {};
   }
 
+  status send_owned(std::string_view peer, bytes data) override {
+    try {
+      if (!router_.send(zmq::buffer(peer.data(), peer.size()), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+        return make_error(errc::unavailable, "send queue to '" + std::string(peer) + "' is full");
+      router_.send(adopt(std::move(data)), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t& e) {
+      return send_error("send to '" + std::string(peer) + "'", e);
+    }
+    return {};
+  }
+
   status publish(std::string_view topic, std::span<const std::uint8_t> data) override {
     return publish_on(xpub_, topic, data);
   }
@@ -260,6 +277,16 @@ class zmq_peer_transport final : public zmq_endpoint {
   status send(std::string_view, std::span<const std::uint8_t> data) override {
     try {
       if (!dealer_.send(zmq::buffer(data.data(), data.size()), zmq::send_flags::dontwait))
+        return make_error(errc::unavailable, "send queue to the hub is full (is the hub up?)");
+    } catch (const zmq::error_t& e) {
+      return send_error("send to hub", e);
+    }
+    return {};
+  }
+
+  status send_owned(std::string_view, bytes data) override {
+    try {
+      if (!dealer_.send(adopt(std::move(data)), zmq::send_flags::dontwait))
         return make_error(errc::unavailable, "send queue to the hub is full (is the hub up?)");
     } catch (const zmq::error_t& e) {
       return send_error("send to hub", e);

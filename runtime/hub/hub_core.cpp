@@ -60,7 +60,7 @@ status hub_core::recover(clock::time_point now) {
   return {};
 }
 
-void hub_core::on_frame(const bus::frame& f, clock::time_point now) {
+void hub_core::on_frame(bus::frame f, clock::time_point now) {
   ++counters_.received;
   if (f.via == bus::channel::event) return handle_event(f, now);
 
@@ -191,7 +191,7 @@ void hub_core::handle_status(peer& p, std::uint32_t free_slots, std::uint64_t la
   }
 }
 
-void hub_core::handle_submit(peer& p, std::span<const std::uint8_t> raw, const msg::JobSubmit& s) {
+void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) {
   std::string id(str(s.job_id()));
   if (id.empty() || !s.kind() || s.kind()->size() == 0) {
     ++counters_.rejected;
@@ -237,7 +237,7 @@ void hub_core::handle_submit(peer& p, std::span<const std::uint8_t> raw, const m
   j.kind = std::string(str(s.kind()));
   j.submitter = p.name;
   j.exclude = std::string(str(s.exclude_worker()));
-  j.submit.assign(raw.begin(), raw.end());
+  j.submit = std::move(raw);  // s points into it; not read after this
   j.state = job_state::queued;
   auto [it, _] = jobs_.emplace(id, std::move(j));
   queues_[it->second.kind].push_back(id);
@@ -245,7 +245,7 @@ void hub_core::handle_submit(peer& p, std::span<const std::uint8_t> raw, const m
   send_accepted(p.name, id, false);
 }
 
-void hub_core::handle_result(peer& p, std::span<const std::uint8_t> raw, const msg::JobResult& r,
+void hub_core::handle_result(peer& p, bus::bytes& raw, const msg::JobResult& r,
                              clock::time_point now) {
   std::string id(str(r.job_id()));
   handle_status(p, r.free_slots(), r.last_seq(), nullptr, now);
@@ -261,10 +261,10 @@ void hub_core::handle_result(peer& p, std::span<const std::uint8_t> raw, const m
   }
   unassign(*j);
   j->state = job_state::done;
-  j->result.assign(raw.begin(), raw.end());
+  ledger_.stage_result(id, raw);
+  j->result = std::move(raw);  // r points into it; not read after this
   j->submit.clear();
   j->submit.shrink_to_fit();
-  ledger_.stage_result(id, raw);
   ++counters_.completed;
   if (!j->submitter.empty()) send(j->submitter, j->result);
   send_result_ack(p.name, id);

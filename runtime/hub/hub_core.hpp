@@ -57,7 +57,8 @@ class hub_core {
   status recover(clock::time_point now);
 
   // Handles one received frame. Malformed frames are counted and dropped.
-  void on_frame(const bus::frame& f, clock::time_point now);
+  // Takes the frame so that a job keeps its bytes without a copy.
+  void on_frame(bus::frame f, clock::time_point now);
 
   // Heartbeats, liveness, lost dispatches, the end of recovery.
   void on_tick(clock::time_point now);
@@ -107,8 +108,8 @@ class hub_core {
   void handle_register(const std::string& from, const msg::Envelope& env, const msg::Register& r, clock::time_point now);
   void handle_status(peer& p, std::uint32_t free_slots, std::uint64_t last_seq,
                      const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* held, clock::time_point now);
-  void handle_submit(peer& p, std::span<const std::uint8_t> raw, const msg::JobSubmit& s);
-  void handle_result(peer& p, std::span<const std::uint8_t> raw, const msg::JobResult& r, clock::time_point now);
+  void handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s);
+  void handle_result(peer& p, bus::bytes& raw, const msg::JobResult& r, clock::time_point now);
   void handle_client_ack(const msg::JobResultAck& a);
   void handle_event(const bus::frame& f, clock::time_point now);
 

@@ -3,10 +3,10 @@
 // on restart, load() returns every job that had not been completed and
 // acknowledged by its submitter.
 //
-// Keys: "p/<id>" the job's JobSubmit envelope (pending), "r/<id>" its
-// JobResult envelope (done, waiting for the submitter's ack), "a/<id>" the
-// time it was acknowledged (kept for de-duplication, purged after a
-// retention period). Used only by hub_core, on the hub actor's thread.
+// Keys (\0 is a NUL byte): "p\0<id>" the job's JobSubmit envelope (pending),
+// "r\0<id>" its JobResult envelope (done, waiting for the submitter's ack),
+// "a\0<id>" the time it was acknowledged (kept for de-duplication, purged
+// after a retention period). Used only by hub_core, on the hub actor's thread.
 // Writes are staged and made durable together by commit() (group commit).
 #pragma once
 

@@ -37,7 +37,7 @@ class hub_actor final : public caf::blocking_actor {
         std::this_thread::sleep_for(10ms);
       }
       auto now = clock_type::now();
-      for (auto& f : frames) core.on_frame(f, now);
+      for (auto& f : frames) core.on_frame(std::move(f), now);
       if (now - last_tick >= tick) {
         last_tick = now;
         core.on_tick(now);
