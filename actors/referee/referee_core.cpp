@@ -253,19 +253,23 @@ status referee_core::verify_step(candidate_record& r, const msg::Measurement& me
   if (!r.verify_done) {
     if (!r.verification.empty()) {
       auto* ver = payload_of<m::Measurement>(r.verification);
-      double b = ver->speedup_raw();
+      double b = ver->speedup_raw() * options_.inject_verify_scale;
+      std::string injected = options_.inject_verify_scale == 1.0
+                                 ? std::string()
+                                 : fmt::format(" [fault injection: verify speedup scaled by {:.2f}]",
+                                               options_.inject_verify_scale);
       r.verify_done = true;
       if (ver->status() == m::EvalStatus::Ok && a > 0 && std::abs(b - a) <= options_.agree_within * a) {
         r.verified = true;
         r.at = stage::verified;
-        r.verify_note = fmt::format("verified: {:.3f} on {} and {:.3f} on {} agree within {:.0f}%", a, first, b,
-                                    str(ver->evaluator()), options_.agree_within * 100);
+        r.verify_note = fmt::format("verified: {:.3f} on {} and {:.3f} on {} agree within {:.0f}%{}", a, first, b,
+                                    str(ver->evaluator()), options_.agree_within * 100, injected);
         return store(r);
       }
       return settle(r, m::SettlementStatus::Void, 0,
-                    fmt::format("verification disagrees: {:.3f} on {} but {} {:.3f} on {} (allowed {:.0f}%)", a, first,
-                                m::EnumNameEvalStatus(ver->status()), b, str(ver->evaluator()),
-                                options_.agree_within * 100),
+                    fmt::format("verification disagrees: {:.3f} on {} but {} {:.3f} on {} (allowed {:.0f}%){}", a,
+                                first, m::EnumNameEvalStatus(ver->status()), b, str(ver->evaluator()),
+                                options_.agree_within * 100, injected),
                     now);
     }
     if (r.verify_submitted_ns) {

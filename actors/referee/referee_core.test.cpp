@@ -422,3 +422,16 @@ TEST_CASE("a settle payload that is not a candidate is refused with a reason") {
   auto empty = r.core->on_settle(candidate_envelope("", "t", "x", "c"), 0);
   CHECK_FALSE(empty.ok());
 }
+
+TEST_CASE("fault injection: a scaled verify measurement voids a candidate whose two evaluators agree") {
+  rig r;
+  r.options.inject_verify_scale = 2.0;
+  r.start();
+  r.two_evaluators(0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 4.0, "ev1"), "ev1", 10 * ms);
+  r.result("verify/a", measurement("a", 4.0, "ev2", m::EvalStatus::Ok, true), "ev2", 20 * ms);
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Void);
+  CHECK(str(s->reason()).find("fault injection") != std::string_view::npos);
+}

@@ -17,6 +17,7 @@ status read(config::section s, referee_options& o) {
   CRUCIBLE_TRY(s.read("detector_deadline_ms", o.detector_deadline));
   CRUCIBLE_TRY(s.read("required_missing", missing));
   CRUCIBLE_TRY(s.read("insert_exemplars", o.insert_exemplars));
+  CRUCIBLE_TRY(s.read("inject_verify_scale", o.inject_verify_scale));
   CRUCIBLE_TRY(s.read("ledger_dir", o.ledger_dir));
   if (unverified != "unverified" && unverified != "void")
     return make_error(errc::invalid_argument, "[referee] unverified must be \"unverified\" or \"void\", got \"" +
@@ -26,6 +27,8 @@ status read(config::section s, referee_options& o) {
                       "[referee] required_missing must be \"void\" or \"ignore\", got \"" + missing + "\"");
   if (o.verify_above <= 0 || o.verify_above_best <= 0)
     return make_error(errc::invalid_argument, "[referee] verify_above and verify_above_best must be positive");
+  if (o.inject_verify_scale <= 0)
+    return make_error(errc::invalid_argument, "[referee] inject_verify_scale must be positive");
   if (o.agree_within < 0 || o.agree_within >= 1)
     return make_error(errc::invalid_argument, "[referee] agree_within must be in [0, 1)");
   o.unverified = unverified == "void" ? unverified_policy::void_it : unverified_policy::keep_unverified;
@@ -39,7 +42,10 @@ std::string describe(const referee_options& o) {
                      o.verify_above, o.verify_above_best, o.agree_within * 100, o.second_device_wait.count(),
                      o.unverified == unverified_policy::void_it ? "void" : "unverified", o.detector_deadline.count(),
                      o.required_missing == missing_verdict_policy::void_it ? "void" : "ignore",
-                     o.insert_exemplars ? "on" : "off");
+                     o.insert_exemplars ? "on" : "off") +
+         (o.inject_verify_scale != 1.0
+              ? fmt::format("; FAULT INJECTION: verify measurements scaled by {:.2f}", o.inject_verify_scale)
+              : std::string());
 }
 
 }  // namespace crucible::referee

@@ -44,6 +44,10 @@ struct referee_options {
   // Clean successes are inserted into the exemplar store (exemplar.insert
   // jobs) when an exemplar service is registered. Default: true.
   bool insert_exemplars = true;
+  // Fault injection, for tests and demonstrations only: the verify job's
+  // measured speedup is multiplied by this before the comparison (default
+  // 1.0: off). Any other value says so in every verified settlement's reason.
+  double inject_verify_scale = 1.0;
   // `crucible referee` only: directory of its own RocksDB ledger. Inside the
   // hub the referee shares the hub's database (family "candidates").
   std::string ledger_dir = "referee-ledger";

@@ -9,6 +9,10 @@
 #ifdef CRUCIBLE_HAVE_EVALUATOR
 #include "actors/evaluator/eval_command.hpp"
 #endif
+#ifdef CRUCIBLE_HAVE_DETECTOR
+#include "actors/detector/detector_role.hpp"
+#include "actors/detector/hacks_command.hpp"
+#endif
 #ifdef CRUCIBLE_HAVE_REFEREE
 #include "actors/referee/referee_command.hpp"
 #endif
@@ -37,12 +41,17 @@ int main(int argc, char** argv) {
 #endif
       add_pending_role(app, "rollout", "Run a rollout: generate kernels with the policy and submit them", "issue 8"),
       add_pending_role(app, "learner", "Run the learner: GRPO, SFT and weight publication", "issue 7"),
+#ifdef CRUCIBLE_HAVE_DETECTOR
+      crucible::detector::add_detector_role(app),
+#else
       add_pending_role(app, "detector", "Run a reward-hack detector that votes on candidates", "issue 4"),
+#endif
 #ifdef CRUCIBLE_HAVE_EVALUATOR
       crucible::roles::add_evaluator_role(app),
 #endif
 #ifdef CRUCIBLE_HAVE_REFEREE
       crucible::referee::add_referee_command(app),
+      crucible::referee::add_settle_command(app),
 #endif
 #ifdef CRUCIBLE_HAVE_EXEMPLAR
       crucible::roles::add_exemplar_role(app),
@@ -51,6 +60,9 @@ int main(int argc, char** argv) {
   // Tools that run from their own CLI11 callbacks.
 #ifdef CRUCIBLE_HAVE_EXEMPLAR
   crucible::exemplar::add_exemplars_command(app);
+#endif
+#ifdef CRUCIBLE_HAVE_DETECTOR
+  crucible::detector::add_hacks_command(app);
 #endif
 #ifdef CRUCIBLE_HAVE_EVALUATOR
   crucible::evaluator::add_eval_command(app);
