@@ -2,7 +2,7 @@
 // (about 75 K parameters, 16-token vocabulary), the synthetic task (reward =
 // share of generated tokens equal to a target token), and rollouts sampled
 // with the real batched generation. Used by trainer.test.cpp and the
-// data-parallel test.
+// data-parallel probe (learner_dp_probe.cpp).
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,6 @@
 #include <vector>
 
 #include "actors/learner/trainer.hpp"
-
-#include <doctest/doctest.h>
 #include "actors/policy/tokenizer_test_support.hpp"
 
 namespace crucible::learner::testing {
@@ -75,7 +73,7 @@ inline std::vector<rollout_group> sample_groups(policy::causal_lm& sampler, std:
   o.eos_token_ids = std::vector<std::int32_t>{};
   o.sampling.seed = seed * 7919;
   auto gens = policy::generate(sampler, byte_tokenizer(), batch, o);
-  REQUIRE_MESSAGE(gens.ok(), gens.error().text());
+  CRUCIBLE_CHECK(gens.ok(), "sample_groups: generation failed");
   std::vector<rollout_group> groups(static_cast<std::size_t>(prompts));
   for (int p = 0; p < prompts; ++p) {
     auto& g = groups[static_cast<std::size_t>(p)];

@@ -1,0 +1,71 @@
+#include "actors/learner/distributed.hpp"
+
+// The c10d Gloo headers are guarded by the macro LibTorch's build defines.
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO 1
+#endif
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include <map>
+
+namespace crucible::learner {
+
+namespace {
+
+class gloo_collective final : public collective {
+ public:
+  gloo_collective(c10::intrusive_ptr<c10d::ProcessGroupGloo> group, int rank, int world)
+      : group_(std::move(group)), rank_(rank), world_(world) {}
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+
+  // One all-reduce per dtype over a flat copy of the tensors of that dtype.
+  status all_reduce_sum(std::vector<torch::Tensor>& tensors) override try {
+    std::map<c10::ScalarType, std::vector<std::size_t>> by_type;
+    for (std::size_t i = 0; i < tensors.size(); ++i) by_type[tensors[i].scalar_type()].push_back(i);
+    for (auto& [type, indices] : by_type) {
+      std::vector<torch::Tensor> flat;
+      for (auto i : indices) flat.push_back(tensors[i].detach().reshape({-1}).to(torch::kCPU));
+      std::vector<torch::Tensor> buffer{torch::cat(flat)};
+      group_->allreduce(buffer)->wait();
+      std::int64_t offset = 0;
+      for (auto i : indices) {
+        const auto n = tensors[i].numel();
+        torch::NoGradGuard no_grad;
+        tensors[i].copy_(buffer[0].narrow(0, offset, n).view(tensors[i].sizes()));
+        offset += n;
+      }
+    }
+    return status::success();
+  } catch (const std::exception& e) {
+    return make_error(errc::io, "gloo all-reduce on rank " + std::to_string(rank_) + ": " + e.what());
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+  int rank_, world_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<collective>> join_gloo(const gloo_options& o) {
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
+    return make_error(errc::invalid_argument, "gloo: rank " + std::to_string(o.rank) + " is not in a world of " +
+                                                  std::to_string(o.world_size));
+  if (o.store_path.empty()) return make_error(errc::invalid_argument, "gloo: no rendezvous store path");
+  try {
+    auto store = c10::make_intrusive<c10d::FileStore>(o.store_path, o.world_size);
+    auto options = c10d::ProcessGroupGloo::Options::create(o.timeout);
+    options->devices.push_back(o.host.empty() ? c10d::ProcessGroupGloo::createDefaultDevice()
+                                              : c10d::ProcessGroupGloo::createDeviceForHostname(o.host));
+    auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.world_size, options);
+    return std::unique_ptr<collective>(new gloo_collective(std::move(group), o.rank, o.world_size));
+  } catch (const std::exception& e) {
+    return make_error(errc::unavailable, "gloo: rank " + std::to_string(o.rank) + " cannot join through " +
+                                             o.store_path + ": " + e.what());
+  }
+}
+
+}  // namespace crucible::learner
