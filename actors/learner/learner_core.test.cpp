@@ -15,6 +15,8 @@
 #include "actors/learner/learner_wire.hpp"
 #include "actors/learner/publication.hpp"
 #include "actors/learner/schedule.hpp"
+#include "actors/learner/sft_data.hpp"
+#include "actors/policy/tokenizer_test_support.hpp"
 #include "actors/learner/step_report.hpp"
 
 namespace crucible::learner {
@@ -203,6 +205,30 @@ TEST_CASE("published weights reassemble from chunks in any order, repeats includ
   broken[500] ^= 1;
   for (std::uint32_t i = 0; i < 4; ++i) REQUIRE(damaged.add(i, chunk_of(broken, i, 300)).ok());
   CHECK(damaged.finish().error().code == errc::corrupt);
+}
+
+}  // namespace
+}  // namespace crucible::learner
+
+namespace crucible::learner {
+namespace {
+
+TEST_CASE("SFT JSON Lines become token pairs with eos after the completion; a bad line is named") {
+  const auto tok = *policy::tokenizer::parse(policy::testing::byte_level_tokenizer({}).dump(), "test");
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto good = dir / ("crucible-sft-" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(good) << "{\"prompt\": \"ab\", \"completion\": \"c\"}\n\n{\"prompt\": \"x\", \"completion\": \"yz\"}\n";
+  auto pairs = read_sft_jsonl(good, tok, 255);
+  REQUIRE_MESSAGE(pairs.ok(), pairs.error().text());
+  REQUIRE(pairs->size() == 2);
+  CHECK((*pairs)[0].prompt_ids == std::vector<std::int32_t>({'a', 'b'}));
+  CHECK((*pairs)[0].completion_ids == std::vector<std::int32_t>({'c', 255}));
+  CHECK((*pairs)[1].completion_ids == std::vector<std::int32_t>({'y', 'z', 255}));
+  std::ofstream(good) << "{\"prompt\": \"ab\", \"completion\": \"c\"}\n{\"prompt\": \"ab\"}\n";
+  auto bad = read_sft_jsonl(good, tok, std::nullopt);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find(":2: \"completion\"") != std::string::npos);
+  std::filesystem::remove(good);
 }
 
 }  // namespace
