@@ -12,7 +12,7 @@ cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm 
 trap cleanup EXIT
 COUNT=${COUNT:-20000}
 WORKERS=4
-SLOTS=${SLOTS:-8}
+SLOTS=${SLOTS:-64}
 
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 

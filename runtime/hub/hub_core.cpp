@@ -48,6 +48,7 @@ status hub_core::recover(clock::time_point now) {
     } else {
       j.state = job_state::done;
       j.result = std::move(e.result);
+      j.result_in_ledger = true;
       ++done;
     }
     jobs_.emplace(j.id, std::move(j));
@@ -250,6 +251,16 @@ void hub_core::handle_result(peer& p, bus::bytes& raw, const msg::JobResult& r,
   std::string id(str(r.job_id()));
   handle_status(p, r.free_slots(), r.last_seq(), nullptr, now);
   job* j = find_job(id);
+  if (j && j->state == job_state::done && !j->result_in_ledger) {
+    // The worker sent it again: the submitter is slow to acknowledge. Keep
+    // the result in the ledger from now on and let the worker forget it.
+    ++counters_.duplicates;
+    ledger_.stage_result(id, j->result);
+    j->result_in_ledger = true;
+    j->result_from.clear();
+    send_result_ack(p.name, id);
+    return;
+  }
   if (!j || j->state == job_state::done) {
     ++counters_.duplicates;
     send_result_ack(p.name, id);
@@ -261,13 +272,22 @@ void hub_core::handle_result(peer& p, bus::bytes& raw, const msg::JobResult& r,
   }
   unassign(*j);
   j->state = job_state::done;
-  ledger_.stage_result(id, raw);
   j->result = std::move(raw);  // r points into it; not read after this
   j->submit.clear();
   j->submit.shrink_to_fit();
   ++counters_.completed;
   if (!j->submitter.empty()) send(j->submitter, j->result);
-  send_result_ack(p.name, id);
+  // The worker keeps the result until the submitter acknowledges it (then
+  // the hub acknowledges it to the worker), so the common case writes no
+  // result to the ledger; a worker resends unacknowledged results, and a
+  // resend (above) or a submitter unknown here puts it in the ledger.
+  if (j->submitter.empty()) {
+    ledger_.stage_result(id, j->result);
+    j->result_in_ledger = true;
+    send_result_ack(p.name, id);
+  } else {
+    j->result_from = p.name;
+  }
 }
 
 void hub_core::handle_client_ack(const msg::JobResultAck& a) {
@@ -275,6 +295,7 @@ void hub_core::handle_client_ack(const msg::JobResultAck& a) {
   job* j = find_job(id);
   if (!j || j->state != job_state::done) return;  // duplicate ack, or ack of an unknown job
   ledger_.stage_acked(id, messages::now_ns());
+  if (!j->result_from.empty()) send_result_ack(j->result_from, id);
   jobs_.erase(id);
   recently_acked_.insert(id);
   acked_order_.push_back(id);

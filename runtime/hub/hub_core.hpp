@@ -85,6 +85,11 @@ class hub_core {
     std::string id, kind, submitter, exclude;
     bus::bytes submit;   // the JobSubmit envelope (verified)
     bus::bytes result;   // the JobResult envelope once done
+    // Where a done job's result lives until the submitter acknowledges it:
+    // at the worker that sent it, which the hub has not acknowledged yet
+    // (result_from), or in the ledger (result_in_ledger).
+    std::string result_from;
+    bool result_in_ledger = false;
     job_state state = job_state::queued;
     std::string worker;
     std::uint64_t seq = 0;

@@ -134,18 +134,20 @@ TEST_CASE("a worker only gets the kinds of job it serves") {
   CHECK(sent(f.deliver("e", reg("e", {"measure"}, 4)), "e", m::Payload::Job).size() == 1);
 }
 
-TEST_CASE("a result reaches the submitter once and is acknowledged to the worker") {
+TEST_CASE("a result reaches the submitter once; the worker is acknowledged when the submitter is") {
   fixture f;
   f.deliver("c", reg("c", {}, 0));
   f.deliver("w", reg("w", {"echo"}, 1));
   f.deliver("c", submit("c", "j1"));
   auto& out = f.deliver("w", job_result("w", "j1", 1, 1));
   CHECK(sent(out, "c", m::Payload::JobResult).size() == 1);
-  CHECK(sent(out, "w", m::Payload::JobResultAck).size() == 1);
+  CHECK(sent(out, "w", m::Payload::JobResultAck).empty());  // the worker still holds the only durable copy
   CHECK(f.hub->counters().completed == 1);
+  auto& acked = f.deliver("c", client_ack("c", "j1"));
+  CHECK(sent(acked, "w", m::Payload::JobResultAck).size() == 1);
 }
 
-TEST_CASE("a re-delivered result changes nothing") {
+TEST_CASE("a re-delivered result changes nothing but puts the result in the ledger and frees the worker") {
   fixture f;
   f.deliver("c", reg("c", {}, 0));
   f.deliver("w", reg("w", {"echo"}, 1));
@@ -156,6 +158,9 @@ TEST_CASE("a re-delivered result changes nothing") {
   CHECK(sent(again, "w", m::Payload::JobResultAck).size() == 1);
   CHECK(f.hub->counters().completed == 1);
   CHECK(f.hub->counters().duplicates == 1);
+  // Now the ledger holds it: a restarted hub hands it to the client without the worker.
+  f.restart();
+  CHECK(sent(f.deliver("c", reg("c", {}, 0)), "c", m::Payload::JobResult).size() == 1);
 }
 
 TEST_CASE("a duplicate submit is answered without running the job again") {
@@ -273,14 +278,18 @@ TEST_CASE("after a hub restart a worker that still holds a job keeps it") {
   CHECK(sent(out, "c", m::Payload::JobResult).size() == 1);
 }
 
-TEST_CASE("a completed result survives a hub restart and reaches the client when it returns") {
+TEST_CASE("a result the client never acknowledged survives a hub restart: the worker still holds it") {
   fixture f;
   f.deliver("c", reg("c", {}, 0));
   f.deliver("w", reg("w", {"echo"}, 1));
   f.deliver("c", submit("c", "j1"));
-  f.deliver("w", job_result("w", "j1", 1, 1));  // the client never got it
+  f.deliver("w", job_result("w", "j1", 1, 1));  // the client never got it; the worker was not acknowledged
   f.restart();
-  CHECK(sent(f.deliver("c", reg("c", {}, 0)), "c", m::Payload::JobResult).size() == 1);
+  f.deliver("c", reg("c", {}, 0));
+  f.deliver("w", reg("w", {"echo"}, 1, {"j1"}));  // claims it
+  auto& out = f.deliver("w", job_result("w", "j1", 1, 1));
+  CHECK(sent(out, "c", m::Payload::JobResult).size() == 1);
+  CHECK(f.hub->counters().requeued == 0);
 }
 
 TEST_CASE("a failing ledger commit is reported, so the caller can withhold the acknowledgements") {

@@ -4,7 +4,8 @@
 // acknowledged by its submitter.
 //
 // Keys (\0 is a NUL byte): "p\0<id>" the job's JobSubmit envelope (pending),
-// "r\0<id>" its JobResult envelope (done, waiting for the submitter's ack),
+// "r\0<id>" its JobResult envelope (done, and the submitter was slow to
+// acknowledge it: docs/bus.md),
 // "a\0<id>" the time it was acknowledged (kept for de-duplication, purged
 // after a retention period). Used only by hub_core, on the hub actor's thread.
 // Writes are staged and made durable together by commit() (group commit).

@@ -580,9 +580,14 @@ def timed_rounds(req):
                                   who == "reference", memory_defence(sys.exc_info()[1]))
             finally:
                 GUARD.disarm()
+            # The same checks after either model's call, so that whichever
+            # runs second starts after the same host work: checks after the
+            # candidate alone delayed the reference only in candidate-first
+            # rounds, which order balancing cannot cancel.
+            after, violations = snapshot_state(), GUARD.take()
             if candidate:
-                raise_violations(GUARD.take())
-                for d in state_diff(before, snapshot_state()):
+                raise_violations(violations)
+                for d in state_diff(before, after):
                     if d not in changed:
                         changed.append(d)
             if candidate and checked:
