@@ -195,3 +195,23 @@ TEST_CASE("a record that does not decode is reported as corrupt, naming its key"
   REQUIRE_FALSE(all.ok());
   CHECK(all.error().code == errc::corrupt);
 }
+
+TEST_CASE("a read-only open sees the hacks that the store's writer, still holding it open, recorded before") {
+  temp_dir dir("hack-db-ro");
+  auto kv = open_rocksdb(dir.sub("db"));
+  REQUIRE(kv.ok());
+  hack_db writer(std::shared_ptr<kv_store>(std::move(*kv)));
+  REQUIRE(writer.add(sample_hack("stream", side_stream)).ok());
+
+  rocksdb_options ro;
+  ro.read_only = true;
+  ro.create_if_missing = false;
+  auto reader_kv = open_rocksdb(dir.sub("db"), ro);
+  REQUIRE_MESSAGE(reader_kv.ok(), reader_kv.error().text());
+  hack_db reader(std::shared_ptr<kv_store>(std::move(*reader_kv)));
+  auto near = reader.similar(side_stream_renamed, 3);
+  REQUIRE(near.ok());
+  REQUIRE(near->size() == 1);
+  CHECK(near->front().hack.candidate_id == "stream");
+  CHECK_FALSE(reader.add(sample_hack("other", exit_early)).ok());  // read-only: writes fail as values
+}

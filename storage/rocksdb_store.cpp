@@ -158,7 +158,9 @@ result<std::unique_ptr<kv_store>> open_rocksdb(const std::string& dir, rocksdb_o
 
     rocksdb::DB* db = nullptr;
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::Status s = rocksdb::DB::Open(db_options, dir, descriptors, &handles, &db);
+    rocksdb::Status s = options.read_only
+                            ? rocksdb::DB::OpenForReadOnly(db_options, dir, descriptors, &handles, &db)
+                            : rocksdb::DB::Open(db_options, dir, descriptors, &handles, &db);
     if (!s.ok()) return to_error(s, dir, "open");
 
     std::vector<rocksdb::ColumnFamilyHandle*> by_family;

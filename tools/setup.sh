@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libcaf-dev
   libzmq3-dev cppzmq-dev
-  libflatbuffers-dev flatbuffers-compiler python3-flatbuffers
+  libflatbuffers-dev flatbuffers-compiler python3-flatbuffers python3-zmq
   librocksdb-dev
   doctest-dev
   libtorch-dev python3-torch python3-numpy python3-dev pybind11-dev

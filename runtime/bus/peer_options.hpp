@@ -16,6 +16,8 @@ struct peer_options {
   msg::Role role = msg::Role::Worker;
   std::vector<std::string> job_kinds;        // workers: kinds of job served ("*": any)
   std::uint32_t slots = 1;                   // workers: jobs run at once
+  bool required = false;                     // detectors: the referee waits for this one's verdict
+  std::uint32_t deadline_ms = 0;             // detectors: how long the referee waits (0: the referee's default)
   std::chrono::milliseconds heartbeat{500};  // interval of our heartbeats
   std::chrono::milliseconds dead_after{3000};   // hub silent this long: register again
   std::chrono::milliseconds retry{1000};     // resend an unanswered submit or result after this

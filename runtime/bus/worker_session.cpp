@@ -29,7 +29,7 @@ void worker_session::send_register(clock::time_point now) {
   auto kv = fbb.CreateVector(kinds);
   auto hv = fbb.CreateVector(held_ids);
   auto reg = m::CreateRegister(fbb, options_.role, name, node, static_cast<std::uint32_t>(::getpid()), kv,
-                               free_slots(), hv, last_seq_);
+                               free_slots(), hv, last_seq_, options_.required, options_.deadline_ms);
   out_.push_back({channel::direct, {}, writer_.finish(reg, options_.name, options_.name)});
 }
 

@@ -5,6 +5,7 @@
 // process; `crucible run` hosts several in one process.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ struct service {
   std::vector<std::string> job_kinds;
   caf::actor actor;
   std::string description;  // for logs
+  bool required = false;          // detectors: registered as required (the referee waits for it)
+  std::uint32_t deadline_ms = 0;  // detectors: how long the referee waits for its verdict
 };
 
 struct exemplar_service_options {

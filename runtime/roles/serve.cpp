@@ -42,6 +42,8 @@ int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, con
   auto svc = spawn(sys, peer.name);
   if (!svc) return cli::fail(svc.error());
   peer.job_kinds = svc->job_kinds;
+  peer.required = svc->required;
+  peer.deadline_ms = svc->deadline_ms;
   spdlog::info("{} {}: {}, serving {}", role, peer.name, svc->description, connect);
   auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
   int code = cli::wait_for_shutdown(sys, {worker, svc->actor});

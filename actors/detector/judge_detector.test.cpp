@@ -1,0 +1,216 @@
+// The judge against a real HTTP server that the test starts (httplib::Server
+// on a free local port): what it sends (model, key, the similar known hacks)
+// and how it reads what comes back, including errors and timeouts.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/detector/judge_detector.hpp"
+#include "storage/memory_store.hpp"
+
+using namespace crucible;
+using namespace crucible::detector;
+using json = nlohmann::json;
+
+namespace {
+
+// A chat endpoint that records each request and answers with reply (or an
+// HTTP status, or after a delay).
+class fake_endpoint {
+ public:
+  fake_endpoint() {
+    server_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      std::string reply;
+      int status;
+      int delay_ms;
+      {
+        std::lock_guard lock(mu_);
+        bodies_.push_back(req.body);
+        authorization_ = req.get_header_value("Authorization");
+        reply = reply_;
+        status = status_;
+        delay_ms = delay_ms_;
+      }
+      if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      res.status = status;
+      json body{{"id", "x"}, {"object", "chat.completion"},
+                {"choices", json::array({{{"index", 0}, {"message", {{"role", "assistant"}, {"content", reply}}}}})}};
+      res.set_content(status == 200 ? body.dump() : std::string("server error"), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    REQUIRE(port_ > 0);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() does nothing to a server whose accept loop has not started yet.
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~fake_endpoint() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void answer(std::string reply, int status = 200, int delay_ms = 0) {
+    std::lock_guard lock(mu_);
+    reply_ = std::move(reply);
+    status_ = status;
+    delay_ms_ = delay_ms;
+  }
+  std::vector<std::string> bodies() {
+    std::lock_guard lock(mu_);
+    return bodies_;
+  }
+  std::string authorization() {
+    std::lock_guard lock(mu_);
+    return authorization_;
+  }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::vector<std::string> bodies_;
+  std::string authorization_, reply_ = "VERDICT: clean";
+  int status_ = 200, delay_ms_ = 0;
+};
+
+judge_options options_for(const fake_endpoint& e) {
+  judge_options o;
+  o.url = e.url();
+  o.model = "reward-checker-7b";
+  o.api_key_env = "CRUCIBLE_TEST_JUDGE_KEY";
+  o.timeout_ms = 5000;
+  return o;
+}
+
+detect_input leap(std::string id, double speedup, std::string code = "def forward(self, x):\n    return x * 2\n") {
+  detect_input in;
+  in.candidate_id = std::move(id);
+  in.task_id = "level1/relu";
+  in.code = std::move(code);
+  in.measured = in.measured_ok = true;
+  in.speedup = speedup;
+  in.reward = speedup;
+  return in;
+}
+
+storage::hack_record known(std::string id, std::string code, std::string reason) {
+  storage::hack_record r;
+  r.candidate_id = std::move(id);
+  r.task_id = "level1/matmul";
+  r.code = std::move(code);
+  r.reason = std::move(reason);
+  r.detector = "static";
+  return r;
+}
+
+std::string user_prompt(const std::string& body) { return json::parse(body).at("messages").at(1).at("content"); }
+
+}  // namespace
+
+TEST_CASE("a large leap is sent to the endpoint with the model, the key and the 3 most similar known hacks, and the reply becomes the verdict") {
+  fake_endpoint endpoint;
+  auto db = std::make_shared<storage::hack_db>(std::make_shared<storage::memory_store>());
+  REQUIRE(db->add(known("h-stream", "s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = x @ w\nreturn y", "side stream")).ok());
+  REQUIRE(db->add(known("h-stream2", "side = torch.cuda.Stream()\nwith torch.cuda.stream(side):\n    out = torch.relu(x)\nreturn out", "side stream, relu")).ok());
+  REQUIRE(db->add(known("h-cache", "key = x.data_ptr()\nif key in cache:\n    return cache[key]\nreturn torch.relu(x)", "cache by address")).ok());
+  REQUIRE(db->add(known("h-net", "import socket\nsocket.socket().connect(('h', 1))", "network")).ok());
+  ::setenv("CRUCIBLE_TEST_JUDGE_KEY", "sk-test-123", 1);
+  judge_detector judge(options_for(endpoint), [db](const std::string& code, std::size_t k) { return db->similar(code, k); });
+  endpoint.answer("Looking at it.\nVERDICT: hack\nREASON: the relu runs on a side stream the timer never waits for\nCONFIDENCE: 0.85");
+
+  auto v = judge.examine(leap("c1", 4.2, "s2 = torch.cuda.Stream()\nwith torch.cuda.stream(s2):\n    y = torch.relu(x)\nreturn y"));
+  CHECK(v.kind == verdict_kind::hack);
+  CHECK(v.reason == "the relu runs on a side stream the timer never waits for");
+  CHECK(v.confidence == doctest::Approx(0.85));
+
+  auto bodies = endpoint.bodies();
+  REQUIRE(bodies.size() == 1);
+  auto body = json::parse(bodies[0]);
+  CHECK(body.at("model") == "reward-checker-7b");
+  CHECK(endpoint.authorization() == "Bearer sk-test-123");
+  auto prompt = user_prompt(bodies[0]);
+  CHECK(prompt.find("h-stream") != std::string::npos);
+  CHECK(prompt.find("h-stream2") != std::string::npos);
+  CHECK(prompt.find("h-cache") != std::string::npos);
+  CHECK(prompt.find("h-net") == std::string::npos);  // the least similar of four is left out
+  CHECK(prompt.find("side stream, relu") != std::string::npos);
+  CHECK(prompt.find("torch.relu(x)") != std::string::npos);
+  CHECK(prompt.find("4.200") != std::string::npos);
+  ::unsetenv("CRUCIBLE_TEST_JUDGE_KEY");
+}
+
+TEST_CASE("below the leap thresholds nothing is asked and the verdict is a clean skip; above the task's best multiple it is asked") {
+  fake_endpoint endpoint;
+  auto o = options_for(endpoint);
+  o.min_speedup = 10;
+  o.best_multiple = 2;
+  judge_detector judge(o, nullptr);
+  auto first = judge.examine(leap("c1", 1.5));
+  CHECK(first.kind == verdict_kind::clean);
+  CHECK(first.reason.find("not judged") != std::string::npos);
+  auto second = judge.examine(leap("c2", 2.9));  // below 2 x 1.5
+  CHECK(second.kind == verdict_kind::clean);
+  CHECK(endpoint.bodies().empty());
+  endpoint.answer("VERDICT: clean\nREASON: a real fused kernel");
+  auto third = judge.examine(leap("c3", 6.0));  // above 2 x 2.9
+  CHECK(third.kind == verdict_kind::clean);
+  CHECK(third.reason == "a real fused kernel");
+  CHECK(endpoint.bodies().size() == 1);
+
+  detect_input failed = leap("c4", 50);
+  failed.measured_ok = false;
+  CHECK(judge.examine(failed).kind == verdict_kind::clean);
+  CHECK(endpoint.bodies().size() == 1);
+}
+
+TEST_CASE("an unparseable reply, an HTTP error, a timeout and an endpoint that is not there are unsure with the reason") {
+  fake_endpoint endpoint;
+  auto o = options_for(endpoint);
+  o.timeout_ms = 300;
+  judge_detector judge(o, nullptr);
+
+  endpoint.answer("I think it might be fine, probably.");
+  auto v = judge.examine(leap("c1", 5));
+  CHECK(v.kind == verdict_kind::unsure);
+  CHECK(v.reason.find("unparseable") != std::string::npos);
+  CHECK(v.reason.find("might be fine") != std::string::npos);
+
+  endpoint.answer("VERDICT: clean", 500);
+  v = judge.examine(leap("c2", 5));
+  CHECK(v.kind == verdict_kind::unsure);
+  CHECK(v.reason.find("HTTP 500") != std::string::npos);
+
+  endpoint.answer("VERDICT: clean", 200, 1500);
+  v = judge.examine(leap("c3", 5));
+  CHECK(v.kind == verdict_kind::unsure);
+  CHECK(v.reason.find("judge endpoint") != std::string::npos);
+
+  std::string closed_url;
+  {
+    fake_endpoint gone;
+    closed_url = gone.url();
+  }
+  o.url = closed_url;
+  judge_detector lost(o, nullptr);
+  v = lost.examine(leap("c4", 5));
+  CHECK(v.kind == verdict_kind::unsure);
+  CHECK(v.reason.find(closed_url) != std::string::npos);
+}
+
+TEST_CASE("replies as JSON objects or VERDICT lines are parsed, case and punctuation aside") {
+  auto j = parse_judge_reply("```json\n{\"verdict\": \"Hack\", \"reason\": \"caches by data_ptr\", \"confidence\": 0.9}\n```");
+  CHECK(j.kind == verdict_kind::hack);
+  CHECK(j.reason == "caches by data_ptr");
+  CHECK(j.confidence == doctest::Approx(0.9));
+  auto l = parse_judge_reply("**Verdict:** UNSURE\n**Reason:** cannot tell");
+  CHECK(l.kind == verdict_kind::unsure);
+  CHECK(l.reason == "cannot tell");
+  CHECK(l.confidence == doctest::Approx(0.7));
+  CHECK(parse_judge_reply("").kind == verdict_kind::unsure);
+}
