@@ -107,7 +107,7 @@ class Guard:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         p = os.path.realpath(str(path))
-        return any(p == r or p.startswith(r + os.sep) for r in self._roots)
+        return p == os.devnull or any(p == r or p.startswith(r + os.sep) for r in self._roots)
 
     def _hook(self, event, args):
         if self.phase is None or self._busy:
@@ -362,13 +362,18 @@ def digest(tensors):
     return int.from_bytes(h.digest(), "little")
 
 
-def protected_storages(*models):
-    """Storage addresses of models' parameters and buffers: never poisoned."""
+def protected_storages(models, modules):
+    """Storage addresses of models' parameters and buffers and of tensors
+    that modules hold as globals: state, never poisoned."""
     out = set()
     for m in models:
         if isinstance(m, torch.nn.Module):
             for t in list(m.parameters()) + list(m.buffers()):
                 out.add(_storage(t).data_ptr())
+    for mod in modules:
+        for v in list(vars(mod).values()):
+            if type(v) is _tensor_type:
+                out.add(_storage(v).data_ptr())
     return out
 
 
@@ -492,10 +497,12 @@ def thread_census():
     return threading.active_count(), native_threads()
 
 
-def new_threads(before):
-    """Violation when threads started since `before` are still alive."""
+def new_threads(before, native_too=True):
+    """Violation when threads started since `before` are still alive.
+    native_too=False counts Python threads only: libraries start their pools
+    (OpenMP, CUDA helpers) lazily on the first call that needs them."""
     py, native = thread_census()
-    if py > before[0] or native > before[1]:
+    if py > before[0] or (native_too and native > before[1]):
         return [Violation("background_threads", "threads still running after the candidate returned: python "
                                                 "%d->%d, native %d->%d" % (before[0], py, before[1], native))]
     return []

@@ -52,6 +52,10 @@ from crucible.sandbox import (  # noqa: E402
 
 import defences as D  # noqa: E402  (worker/defences.py, beside this file)
 
+# torch.compile's compile workers would be forked processes, which the guard
+# refuses inside candidate code: compile in this process instead.
+os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+
 _real_load_inline = cpp_extension.load_inline
 _real_load = cpp_extension.load
 _MAX_FRAME = 64 << 20
@@ -131,6 +135,7 @@ class State:
         self.model_fingerprint = None  # D.ModelFingerprint of the reference
         self.protected = set()       # storages of both models' parameters: never poisoned
         self.cuda_limits = None      # D.CudaLimits on CUDA
+        self.candidate_calls = 0     # untimed candidate calls so far
 
 
 S = State()
@@ -313,7 +318,7 @@ def on_load_task(req):
         S.cuda_limits = D.CudaLimits()
     # Everything the candidate could change, taken before it exists.
     S.task_file = "<%s>" % req.ModuleName().decode()
-    S.protected = D.protected_storages(S.model)
+    S.protected = D.protected_storages([S.model], [S.task])
     S.task_fingerprint = D.TaskFingerprint(S.task, task_init_inputs, make_inputs,
                                            req.ProbeSeeds(0) if req.ProbeSeedsLength() else 0)
     S.model_fingerprint = D.ModelFingerprint(S.model)
@@ -344,7 +349,7 @@ def on_load_candidate(req):
         raise
     finally:
         GUARD.disarm()
-    S.protected = D.protected_storages(S.model, S.cand_model)
+    S.protected = D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
     raise_violations(GUARD.take() + D.new_threads(census) + integrity(values=True))
     return {}
 
@@ -451,7 +456,8 @@ def call_candidate(inputs):
     if torch.get_num_threads() != S.threads:  # before new_threads: a bigger pool starts native threads
         violations.insert(0, D.Violation("thread_count", "the candidate set %d threads; the reference gets %d" %
                                          (torch.get_num_threads(), S.threads)))
-    raise_violations(violations + D.new_threads(census) + S.fingerprint.check())
+    S.candidate_calls += 1
+    raise_violations(violations + D.new_threads(census, S.candidate_calls > 1) + S.fingerprint.check())
     if failure is not None:
         raise failure
     return out, seconds
@@ -492,18 +498,23 @@ def on_correctness(req):
     then check_output."""
     atol, rtol = req.Atol(), req.Rtol()
     trials = []
+    held = None  # the previous trial's inputs, alive while this trial's are made: fresh addresses
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
         ref_in = make_inputs(seed)
         cand_in = copy_inputs(ref_in)
+        held = None
         before = snapshot_state()
         cand_out, cand_s = call_candidate(cand_in)
         changed = state_diff(before, snapshot_state())
         trial, refs = check_output(seed, ref_in, cand_in, cand_out, atol, rtol)
         trial.update(cand_s=cand_s, changed=changed)
         trials.append(trial)
-        del cand_out, ref_in, cand_in
+        del cand_out
         raise_violations(D.retained(refs))
+        held = (ref_in, cand_in)
+        del ref_in, cand_in
+    del held
     raise_violations(integrity(values=True))
     return {"trials": trials}
 
