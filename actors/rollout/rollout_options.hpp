@@ -1,0 +1,67 @@
+// Everything a rollout can be told, with its default. `[rollout]` in a TOML
+// config maps onto this struct (read() below); docs/configuration.md lists
+// every key. Read by `crucible rollout`; the rollout actor takes it whole.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/base/result.hpp"
+#include "runtime/config/config_file.hpp"
+
+namespace crucible::rollout {
+
+struct rollout_options {
+  // ---- policy
+  std::string model;            // Hugging Face folder of the policy; required (or --model)
+  std::string device = "cpu";   // "cpu", "cuda", "cuda:1"; default "cpu"
+  std::uint64_t policy_version = 0;  // the version `model` holds; default 0
+
+  // ---- tasks
+  std::string tasks_dir = "configs/tasks";  // task ID is ROOT/ID/task.py or ROOT/ID.py; default "configs/tasks"
+  // Task ids, optionally "ID=WEIGHT" (weighted schedule), or "PREFIX/*" for
+  // every folder under ROOT/PREFIX holding a task.py. Default ["cpu/*"].
+  std::vector<std::string> tasks = {"cpu/*"};
+  std::string schedule = "round_robin";  // "round_robin" or "weighted" (random by weight); default round_robin
+
+  // ---- prompt
+  std::string prompt_template;       // template file; default "" = configs/prompts/contrastive.md, built in
+  std::string platform = "CUDA";     // {{platform}} in the template; default "CUDA"
+  std::uint32_t exemplars = 2;       // N previous codes from distinct buckets; default 2 (the paper)
+  double exemplar_temperature = 0;   // tau of the bucket sampler; default 0 = the store's own
+  std::chrono::milliseconds exemplar_deadline{10000};  // then the prompt goes without exemplars; default 10000
+
+  // ---- sampling
+  std::uint32_t group_size = 8;          // G completions per prompt; default 8
+  std::uint32_t max_new_tokens = 1024;   // default 1024
+  double temperature = 1.0;              // default 1 (must match [learner] temperature)
+  double top_p = 1.0;                    // default 1 (off)
+  std::uint64_t top_k = 0;               // default 0 (off)
+  std::uint64_t seed = 0;                // group n samples with seed (seed + n) * G + i; default 0
+
+  // ---- the loop
+  std::uint64_t max_staleness = 4;       // wait while the learner's latest version > ours + this; default 4
+  std::uint32_t max_pending_groups = 2;  // groups sent to the learner and not yet taken; default 2
+  std::chrono::milliseconds settle_deadline{1800000};  // unsettled samples then leave the group; default 1800000
+  std::string learner_job_kind = "learner.group";  // job kind of RolloutGroup jobs; default "learner.group"
+  std::uint64_t groups = 0;              // stop after this many groups; default 0 (never)
+  // A file holding the next group number, written when the learner has a
+  // group: a restarted rollout resumes there and resubmits the same ids.
+  // Default "" (none: start at group 0).
+  std::string state_file;
+  // Where weights received as chunks are unpacked; default "" = a folder in
+  // the system's temporary directory.
+  std::string weights_dir;
+};
+
+// [rollout]. Errors: unknown keys, wrong types, values out of range
+// (group_size 0, temperature <= 0, top_p outside (0, 1], a bad schedule or
+// task weight).
+status read(config::section s, rollout_options& out);
+
+// "G=8, 2 exemplars, max_staleness 4, round_robin over cpu/*" for logs.
+std::string describe(const rollout_options& o);
+
+}  // namespace crucible::rollout
