@@ -107,7 +107,16 @@ class attempt {
       if (!r || r.value()) return r;
     }
     auto r = measure();
-    session_->shutdown();
+    // A measurement stands only if the worker is still there and answers its
+    // last request in order: a candidate that forged a reply on the pipe and
+    // exited, or left an extra reply behind, fails here.
+    auto closed = session_->close();
+    if (r && !r.value() && !closed.ok()) {
+      e_.status = eval_status::crashed;
+      e_.reason = "the worker did not acknowledge the end of the measurement: " + closed.error().message;
+      add_defence(e_, "verified_reply");
+      return true;
+    }
     return r;
   }
 

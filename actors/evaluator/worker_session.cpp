@@ -179,12 +179,16 @@ result<worker_reply> worker_session::timed_rounds(std::span<const std::uint64_t>
   }, deadline);
 }
 
-void worker_session::shutdown() {
+status worker_session::close() {
   auto r = call(sbx::Request::Shutdown, [](flatbuffers::FlatBufferBuilder& b) {
     return sbx::CreateShutdown(b).Union();
   }, clock_type::now() + std::chrono::seconds(5));
-  (void)r;
   process_.kill();
+  if (!r) return r.error();
+  if (!r->ok) return make_error(errc::corrupt, "worker refused to shut down: " + r->error);
+  return status::success();
 }
+
+void worker_session::shutdown() { (void)close(); }
 
 }  // namespace crucible::evaluator

@@ -100,6 +100,10 @@ class worker_session {
                                     const spot_checks& checks, clock_type::time_point deadline);
   // Asks the worker to exit, then kills the group whatever it did.
   void shutdown();
+  // The same, but an error unless the worker acknowledged in order: a worker
+  // that died, or answered with a reply that belongs to another request
+  // (something else wrote to its pipe), fails here. Errors as call().
+  status close();
 
   sandbox_process& process() { return process_; }
 
