@@ -1,12 +1,16 @@
 // Detectors as processes beside a running `crucible hub`: the C++ static
 // detector and the Python example detector (tools/detectors) register as
 // Detectors (required and deadline reach the registry's PeerEvent), answer
-// detect jobs with Verdicts, and leave and join without the hub restarting.
+// detect jobs with Verdicts, leave and join without the hub restarting, and
+// a required detector's hack verdict settles a candidate that the hub's
+// referee had measured by a real CPU evaluator.
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <map>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include "actors/detector/detector_wire.hpp"
 #include "runtime/bus/zmq_transport.hpp"
@@ -25,9 +29,10 @@ struct hub_fixture {
   std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
   std::unique_ptr<child> hub;
 
-  hub_fixture() {
+  explicit hub_fixture(const std::string& more_config = "") {
     std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 800\n"
-                             "[bus]\nheartbeat_ms = 100\ndead_after_ms = 800\nretry_ms = 300\n";
+                             "[bus]\nheartbeat_ms = 100\ndead_after_ms = 800\nretry_ms = 300\n"
+                          << more_config;
     hub = std::make_unique<child>(crucible_binary(),
                                   std::vector<std::string>{"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
                                   dir + "/hub.log");
@@ -169,4 +174,51 @@ TEST_CASE("the Python example detector answers detect jobs beside a running hub,
   CHECK(f.hub->running());
   strict->terminate();
   CHECK(strict->wait(10s) == 0);
+}
+
+TEST_CASE("a required Python detector's hack verdict settles a measured candidate at reward 0 and records it in the hack database") {
+  hub_fixture f("[referee]\nverify_above = 1000.0\n");  // no layer 7 here: one evaluator
+  std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
+  child evaluator(crucible_binary(),
+                  {"evaluator", "--config", f.config, "--connect", f.address, "--name", "evaluator", "--tasks", tasks,
+                   "--protocol", "quick"},
+                  f.dir + "/evaluator.log");
+  auto python = f.python_detector("plausibility", {"--required", "--max-speedup", "5"});
+  REQUIRE(wait_for_text(f.dir + "/hub.log", "registered Detector 'plausibility'", 15s));
+  REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
+
+  // chain_matmul's faster variant reassociates the product: about 20x on
+  // CPU, above the detector's 5x; the equal variant is about 1x.
+  auto settle = [&](const std::string& id, const std::string& variant) {
+    return std::make_unique<child>(crucible_binary(),
+                                   std::vector<std::string>{"settle", "--connect", f.address, "--task", "cpu/chain_matmul",
+                                                            "--candidate", tasks + "/cpu/chain_matmul/" + variant + ".py",
+                                                            "--id", id, "--timeout-s", "240"},
+                                   f.dir + "/" + id + ".json");
+  };
+  auto fast = settle("c-fast", "faster");
+  auto equal = settle("c-equal", "equal");
+  REQUIRE(fast->wait(250s) == 0);
+  REQUIRE(equal->wait(250s) == 0);
+  auto settlement = [&](const std::string& id) {
+    auto text = read_file(f.dir + "/" + id + ".json");
+    return nlohmann::json::parse(text.substr(text.rfind("{\"candidate\"")));
+  };
+  auto hacked = settlement("c-fast");
+  CHECK(hacked["status"] == "Hack");
+  CHECK(hacked["reward"] == 0.0);
+  CHECK(hacked["reason"].get<std::string>().find("detector plausibility: hack") != std::string::npos);
+  auto clean = settlement("c-equal");
+  CHECK(clean["status"] == "Success");
+  CHECK(clean["reward"].get<double>() > 0);
+
+  // The hack database in the hub's RocksDB, read while the hub runs.
+  child list(crucible_binary(), {"hacks", "list", "--db", f.dir + "/ledger", "--json"}, f.dir + "/hacks.json");
+  REQUIRE(list.wait(30s) == 0);
+  auto text = read_file(f.dir + "/hacks.json");
+  auto hacks = nlohmann::json::parse(text.substr(text.find('[')));
+  REQUIRE(hacks.size() == 1);
+  CHECK(hacks[0]["candidate_id"] == "c-fast");
+  CHECK(hacks[0]["detector"] == "plausibility");
+  CHECK(hacks[0]["task_id"] == "cpu/chain_matmul");
 }
