@@ -38,6 +38,7 @@ struct referee_state {
   std::shared_ptr<referee_core> core;
   node::hub_client client;
   std::map<std::string, std::vector<node::job_handler::done_fn>> waiting;  // candidate id -> settle jobs
+  std::uint64_t ticks = 0;
   static inline const char* name = "referee";
 };
 
@@ -108,6 +109,8 @@ caf::behavior referee_fn(referee_actor_t* self, std::shared_ptr<referee_core> co
       [=](tick_atom) {
         report(self->state.core->on_tick(messages::now_ns()), "a tick");
         drain(self);
+        if (++self->state.ticks % 100 == 0 && self->state.core->active() > 0)
+          spdlog::info("{}", self->state.core->describe());  // every 10 s while candidates are in flight
         self->delayed_send(self, tick_interval, tick_atom::value);
       },
       [=](node::stats_atom) { return self->state.core->describe(); },

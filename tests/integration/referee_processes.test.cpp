@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
 #include "actors/referee/referee_wire.hpp"
@@ -35,7 +36,8 @@ const std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
 // disagreement test uses a lie far beyond it.
 std::string write_config(const std::string& dir, const std::string& referee) {
   std::string path = dir + "/referee.toml";
-  std::ofstream(path) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\nrecovery_grace_ms = 800\n"
+  std::ofstream(path) << "[log]\nlevel = \"info\"\n"
+                         "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\nrecovery_grace_ms = 800\n"
                          "redispatch_after_ms = 1500\n"
                          "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n"
                          "[referee]\nverify_above = 1.05\nagree_within = 0.3\nsecond_device_wait_ms = 20000\n"
@@ -235,4 +237,27 @@ TEST_CASE("exactly-once settlement when the hub and its referee are killed with 
     for (auto& copy : listener.seen[id]) CHECK(copy == got[id]);
     if (count_text(c.dir + "/hub2.log", "referee settled " + id + ":") == 1) CHECK(listener.seen[id].size() >= 1);
   }
+}
+
+TEST_CASE("crucible referee as its own process settles for a hub that runs none; crucible settle prints it") {
+  cluster c("referee-role", "enabled = false\n");
+  auto hub = c.hub("hub.log");
+  child referee(crucible_binary(),
+                {"referee", "--config", c.config, "--connect", c.address, "--name", "ref-1", "--ledger",
+                 c.dir + "/referee-ledger"},
+                c.dir + "/referee.log");
+  REQUIRE(wait_for_text(c.dir + "/hub.log", "registered Referee 'ref-1'", 10s));
+  CHECK(count_text(c.dir + "/hub.log", "registered Referee 'referee'") == 0);  // none inside the hub
+  auto a = c.evaluator("ev-a", 0);
+  child settle(crucible_binary(),
+               {"settle", "--connect", c.address, "--task", "cpu/scale_relu", "--candidate",
+                tasks + "/cpu/scale_relu/incorrect.py", "--id", "wrong-1", "--timeout-s", "120"},
+               c.dir + "/settle.out");
+  REQUIRE(settle.wait(150s) == 0);
+  auto out = read_file(c.dir + "/settle.out");
+  auto line = nlohmann::json::parse(out.substr(out.find('{')));
+  CHECK(line["candidate"] == "wrong-1");
+  CHECK(line["status"] == "Failure");
+  CHECK(line["reward"] == 0.0);
+  CHECK(count_text(c.dir + "/referee.log", "referee settled wrong-1: Failure") == 1);
 }
