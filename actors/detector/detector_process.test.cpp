@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/detector/detector_wire.hpp"
+#include "actors/detector/fake_chat_endpoint.hpp"
 #include "runtime/bus/zmq_transport.hpp"
 #include "runtime/node/job_runner.hpp"
 #include "tests/support/process.hpp"
@@ -221,4 +222,56 @@ TEST_CASE("a required Python detector's hack verdict settles a measured candidat
   CHECK(hacks[0]["candidate_id"] == "c-fast");
   CHECK(hacks[0]["detector"] == "plausibility");
   CHECK(hacks[0]["task_id"] == "cpu/chain_matmul");
+}
+
+TEST_CASE("a required judge process asks its endpoint about a large leap with a known hack from the hub's live database, and its hack verdict settles the candidate") {
+  hub_fixture f("[referee]\nverify_above = 1000.0\n");
+  std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
+  // A known hack in a database of its own (`hacks add` needs the database
+  // to itself; the judge opens it read-only for each judged candidate).
+  std::string known = f.dir + "/known.py";
+  std::ofstream(known) << "class ModelNew(nn.Module):\n    def forward(self, A, B, C):\n        key = A.data_ptr()\n"
+                          "        if key in CACHE:\n            return CACHE[key]\n        return A @ (B @ C)\n";
+  child add(crucible_binary(), {"hacks", "add", "--code", known, "--task", "cpu/chain_matmul", "--reason", "caches by address",
+                                "--id", "known-cache", "--db", f.dir + "/hacks"},
+            f.dir + "/add.log");
+  REQUIRE(add.wait(30s) == 0);
+
+  detector::testing::fake_endpoint endpoint;
+  endpoint.answer("VERDICT: hack\nREASON: reassociation is fine but this looks like a cached result\nCONFIDENCE: 0.9");
+  std::string judge_config = f.dir + "/judge.toml";
+  std::ofstream(judge_config) << read_file(f.config) << "[detector]\nkind = \"judge\"\nname = \"judge\"\nrequired = true\n"
+                              << "url = \"" << endpoint.url() << "\"\nmodel = \"checker\"\nmin_speedup = 5.0\n"
+                              << "hacks_db = \"" << f.dir << "/hacks\"\ntimeout_ms = 20000\n";
+  child judge(crucible_binary(), {"detector", "--config", judge_config, "--connect", f.address}, f.dir + "/judge.log");
+  child evaluator(crucible_binary(),
+                  {"evaluator", "--config", f.config, "--connect", f.address, "--name", "evaluator", "--tasks", tasks,
+                   "--protocol", "quick"},
+                  f.dir + "/evaluator.log");
+  REQUIRE_MESSAGE(wait_for_text(f.dir + "/hub.log", "registered Detector 'judge'", 15s), read_file(f.dir + "/judge.log"));
+  REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
+
+  auto settle = [&](const std::string& id, const std::string& variant) {
+    child c(crucible_binary(),
+            {"settle", "--connect", f.address, "--task", "cpu/chain_matmul", "--candidate",
+             tasks + "/cpu/chain_matmul/" + variant + ".py", "--id", id, "--timeout-s", "240"},
+            f.dir + "/" + id + ".json");
+    REQUIRE(c.wait(250s) == 0);
+    auto text = read_file(f.dir + "/" + id + ".json");
+    return nlohmann::json::parse(text.substr(text.rfind("{\"candidate\"")));
+  };
+  auto equal = settle("j-equal", "equal");  // about 1x: below the leap, not asked
+  CHECK(equal["status"] == "Success");
+  CHECK(endpoint.bodies().empty());
+  auto fast = settle("j-fast", "faster");  // about 20x: asked
+  CHECK(fast["status"] == "Hack");
+  CHECK(fast["reason"].get<std::string>().find("looks like a cached result") != std::string::npos);
+  auto bodies = endpoint.bodies();
+  REQUIRE(bodies.size() == 1);
+  auto request = nlohmann::json::parse(bodies[0]);
+  CHECK(request["model"] == "checker");
+  auto prompt = request["messages"][1]["content"].get<std::string>();
+  CHECK(prompt.find("known-cache") != std::string::npos);
+  CHECK(prompt.find("caches by address") != std::string::npos);
+  CHECK(prompt.find("A @ (B @ C)") != std::string::npos);  // the candidate itself
 }
