@@ -50,6 +50,8 @@ const std::map<std::string, std::string> samples{
     {"absolute_path_write", "with open('/tmp/result.pt', 'wb') as f:\n    f.write(b'1')\n"},
     {"network", "import socket\ns = socket.socket()\n"},
     {"l2_persistence", "attr.accessPolicyWindow.num_bytes = n;\ncudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attr);\n"},
+    {"native_calls", "import ctypes\nlib = ctypes.CDLL('libcudart.so')\nlib.cudaDeviceSetLimit(6, 1 << 25)\n"},
+    {"call_counter", "def forward(self, x):\n    self.calls += 1\n    if self.calls > 12:\n        return torch.zeros_like(x)\n    return torch.relu(x)\n"},
     {"cuda_graph", "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    y = f(x)\n"},
 };
 
@@ -143,4 +145,31 @@ TEST_CASE("a rule file with a bad pattern, an unknown key or a clean verdict is 
   auto missing = load_rules(dir.sub("none.toml"));
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().code == errc::not_found);
+}
+
+TEST_CASE("the shipped rules flag the hack catalogue's cases that show in the code, each by the rule for its trick") {
+  auto d = shipped();
+  const std::map<std::string, std::string> expected{
+      {"cpu/background_thread.py", "threading"},          {"cpu/thread_pool_at_import.py", "threading"},
+      {"cpu/lazy_subclass.py", "tensor_subclass"},        {"cpu/patched_timer.py", "patched_timer"},
+      {"cpu/patched_comparison.py", "patched_torch"},     {"cpu/cache_by_address.py", "cache_by_address"},
+      {"cpu/cache_by_id.py", "cache_by_address"},         {"cpu/cache_by_version.py", "cache_by_address"},
+      {"cpu/call_reference.py", "calls_reference"},       {"cpu/fallback_to_reference.py", "fallback"},
+      {"cpu/exit_os_exit.py", "process_exit"},            {"cpu/exit_sys_exit.py", "process_exit"},
+      {"cpu/escape_network.py", "network"},               {"cpu/escape_write_outside_scratch.py", "absolute_path_write"},
+      {"cpu/sabotage_threads.py", "thread_count"},        {"cpu/warmup_frame_peek.py", "frame_inspection"},
+      {"cpu/steal_gc.py", "frame_inspection"},            {"cpu/warmup_detection.py", "call_counter"},
+      {"cuda/side_stream.py", "side_stream"},             {"cuda/tf32_flag.py", "patched_torch"},
+      {"cuda/l2_persistence.py", "native_calls"},         {"cuda/stale_cuda_graph.py", "cuda_graph"},
+  };
+  for (const auto& [file, rule_name] : expected) {
+    CAPTURE(file);
+    auto path = std::string(CRUCIBLE_SOURCE_DIR) + "/tests/hacks/" + file;
+    REQUIRE(std::filesystem::exists(path));
+    detect_input in;
+    in.code = read_file(path);
+    auto found = d->matches(in.code);
+    CHECK_MESSAGE(std::any_of(found.begin(), found.end(), [&](const rule_match& m) { return m.matched->name == rule_name; }),
+                  d->examine(in).reason);
+  }
 }
