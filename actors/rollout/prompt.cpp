@@ -162,6 +162,11 @@ const prompt_template& prompt_template::builtin() {
   return t;
 }
 
+result<prompt_template> prompt_template::load_or_builtin(const std::string& path) {
+  if (path.empty()) return builtin();
+  return load(path);
+}
+
 std::string prompt_template::render(const prompt_fields& fields) const {
   prompt_fields f = fields;
   f.reference_code = trim_trailing_newlines(f.reference_code);

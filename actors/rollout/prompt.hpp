@@ -51,6 +51,8 @@ class prompt_template {
   static result<prompt_template> load(const std::filesystem::path& path);
   // configs/prompts/contrastive.md as it was when crucible was built.
   static const prompt_template& builtin();
+  // builtin() for an empty path ([rollout] prompt_template's default), else load(path).
+  static result<prompt_template> load_or_builtin(const std::string& path);
 
   std::string render(const prompt_fields& fields) const;
   const std::string& source() const { return source_; }

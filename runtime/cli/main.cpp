@@ -22,6 +22,9 @@
 #ifdef CRUCIBLE_HAVE_POLICY
 #include "actors/policy/generate_command.hpp"
 #endif
+#ifdef CRUCIBLE_HAVE_ROLLOUT
+#include "actors/rollout/rollout_command.hpp"
+#endif
 
 #ifndef CRUCIBLE_VERSION
 #define CRUCIBLE_VERSION "0.0.0"
@@ -39,7 +42,11 @@ int main(int argc, char** argv) {
 #ifdef CRUCIBLE_HAVE_RUN
       add_run_command(app),
 #endif
+#ifdef CRUCIBLE_HAVE_ROLLOUT
+      crucible::rollout::add_rollout_command(app),
+#else
       add_pending_role(app, "rollout", "Run a rollout: generate kernels with the policy and submit them", "issue 8"),
+#endif
       add_pending_role(app, "learner", "Run the learner: GRPO, SFT and weight publication", "issue 7"),
 #ifdef CRUCIBLE_HAVE_DETECTOR
       crucible::detector::add_detector_role(app),

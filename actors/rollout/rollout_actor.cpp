@@ -1,0 +1,424 @@
+#include "actors/rollout/rollout_actor.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/learner/publication.hpp"
+#include "actors/rollout/extract.hpp"
+#include "actors/rollout/rollout_wire.hpp"
+#include "actors/rollout/task_schedule.hpp"
+#include "actors/rollout/weights_folder.hpp"
+#include "messages/domain_generated.h"
+#include "runtime/node/caf_types.hpp"
+#include "runtime/node/client_actor.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(crucible::bus::client_session::job_result)
+
+namespace crucible::rollout {
+
+namespace {
+
+using job_result = bus::client_session::job_result;
+using next_atom = caf::atom_constant<caf::atom("next")>;
+using exemplars_atom = caf::atom_constant<caf::atom("exemplars")>;
+using settled_atom = caf::atom_constant<caf::atom("settled")>;
+using learned_atom = caf::atom_constant<caf::atom("learned")>;
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;  // of a group's settlements
+using exdeadline_atom = caf::atom_constant<caf::atom("exdeadline")>;  // of a group's exemplars
+using event_atom = caf::atom_constant<caf::atom("event")>;
+using early_atom = caf::atom_constant<caf::atom("early")>;
+constexpr auto staleness_poll = std::chrono::milliseconds(500);
+
+// The group being prepared, sampled or settled (one at a time).
+struct group_run {
+  enum class phase { exemplars, settling } at = phase::exemplars;
+  std::uint64_t number = 0;
+  const task_entry* task = nullptr;
+  std::string id;                        // "ROLLOUT/gN-vV"
+  std::vector<settled_sample> samples;   // one per completion, in order
+  std::vector<bool> settled;
+  std::size_t open = 0;                  // settle jobs without a result
+  std::vector<std::string> job_ids;      // to acknowledge once the learner has the group
+};
+
+struct rollout_state {
+  rollout_options options;
+  std::optional<policy::policy> policy;
+  std::uint64_t version = 0;           // of the weights in use
+  std::uint64_t latest_published = 0;  // the learner's newest version heard of
+  std::optional<task_schedule> schedule;
+  std::optional<prompt_template> prompt;
+  node::hub_client client;
+  std::string self_name;
+  std::uint64_t next_group = 0, first_group = 0;
+  std::optional<group_run> group;
+  struct at_learner_group {
+    std::uint64_t number;
+    std::vector<std::string> job_ids;  // to acknowledge once the learner has it
+  };
+  std::map<std::string, at_learner_group> at_learner;  // by learner job id
+  std::map<std::string, job_result> early;  // results a previous incarnation's jobs got, by job id
+  std::optional<learner::weight_assembler> incoming;          // chunks of a newer version
+  std::optional<std::pair<std::uint64_t, std::filesystem::path>> ready;  // weights to switch to
+  bool waiting_logged = false;
+  rollout_counters n;
+  static inline const char* name = "rollout";
+};
+
+using rollout_actor_t = caf::stateful_actor<rollout_state>;
+
+std::string counters_text(const rollout_state& st) {
+  const auto& n = st.n;
+  return fmt::format("rollout {} at version {} (learner {}): {} groups sent ({} samples), {} without code, {} "
+                     "unsettled at the deadline, {} weight switches, {} staleness waits, {} groups at the learner",
+                     st.self_name, st.version, st.latest_published, n.groups_sent, n.samples_sent, n.no_code, n.unsettled,
+                     n.weight_switches, n.staleness_waits, st.at_learner.size());
+}
+
+void write_state(const rollout_state& st, std::uint64_t next) {
+  if (st.options.state_file.empty()) return;
+  std::string tmp = st.options.state_file + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << next << "\n";
+    if (!out) {
+      spdlog::error("rollout {}: cannot write state file {}", st.self_name, tmp);
+      return;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, st.options.state_file, ec);
+  if (ec) spdlog::error("rollout {}: cannot rename {} to {}: {}", st.self_name, tmp, st.options.state_file, ec.message());
+}
+
+std::uint64_t read_state(const std::string& file) {
+  if (file.empty()) return 0;
+  std::ifstream in(file);
+  std::uint64_t next = 0;
+  if (in >> next) return next;
+  return 0;
+}
+
+// Submits a job unless a previous incarnation already has its result, which
+// is then delivered at once.
+void submit(rollout_actor_t* self, const std::string& id, const std::string& kind, bytes payload, caf::atom_value tag) {
+  auto& st = self->state;
+  auto me = caf::actor_cast<caf::actor>(self);
+  if (auto it = st.early.find(id); it != st.early.end()) {
+    caf::anon_send(me, caf::make_message(tag, it->second));
+    st.early.erase(it);
+    return;
+  }
+  st.client.submit(id, kind, std::move(payload),
+                   [me, tag](const job_result& r) { caf::anon_send(me, caf::make_message(tag, r)); });
+}
+
+void acknowledge(rollout_state& st, const std::vector<std::string>& ids) {
+  for (const auto& id : ids) st.client.acknowledge(id);
+}
+
+// Switches to announced weights when they are ready; only between groups.
+void switch_weights(rollout_actor_t* self) {
+  auto& st = self->state;
+  if (!st.ready || st.group) return;
+  auto [version, dir] = *st.ready;
+  st.ready.reset();
+  if (version <= st.version) return;
+  policy::model_placement placement;
+  placement.device = st.options.device;
+  auto loaded = policy::policy::load(dir, placement);
+  if (!loaded) {
+    spdlog::error("rollout {}: cannot load version {} from {}: {}", st.self_name, version, dir.string(),
+                  loaded.error().text());
+    return;
+  }
+  st.policy = std::move(*loaded);
+  spdlog::info("rollout {}: switched from version {} to {} ({})", st.self_name, st.version, version, dir.string());
+  st.version = version;
+  ++st.n.weight_switches;
+}
+
+void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars);
+
+void start_group(rollout_actor_t* self) {
+  auto& st = self->state;
+  if (st.group) return;
+  const auto& o = st.options;
+  if (o.groups > 0 && st.next_group - st.first_group >= o.groups) {
+    if (st.at_learner.empty()) {
+      spdlog::info("{}", counters_text(st));
+      self->quit();
+    }
+    return;
+  }
+  if (st.at_learner.size() >= o.max_pending_groups) return;  // a learner result calls again
+  switch_weights(self);
+  if (st.latest_published > st.version + o.max_staleness) {
+    if (!st.waiting_logged)
+      spdlog::info("rollout {}: version {} is more than {} behind the learner's {}: waiting for new weights", st.self_name,
+                   st.version, o.max_staleness, st.latest_published);
+    st.waiting_logged = true;
+    ++st.n.staleness_waits;
+    self->delayed_send(self, staleness_poll, next_atom::value);
+    return;
+  }
+  st.waiting_logged = false;
+  group_run g;
+  g.number = st.next_group;
+  g.task = &st.schedule->pick(g.number);
+  g.id = fmt::format("{}/g{}-v{}", st.self_name, g.number, st.version);
+  st.group = std::move(g);
+  if (o.exemplars == 0) return sample_group(self, {});
+  std::string job = "exemplars/" + st.group->id;
+  st.group->job_ids.push_back(job);
+  std::uint64_t query_seed = (o.seed + 1) * 1000003 + st.group->number;
+  submit(self, job, "exemplar.sample",
+         exemplar_query_envelope(st.group->task->id, o.exemplars, o.exemplar_temperature, query_seed, st.self_name),
+         exemplars_atom::value);
+  self->delayed_send(self, o.exemplar_deadline, exdeadline_atom::value, st.group->number);
+}
+
+policy::generation_options generation_of(const rollout_options& o, std::uint64_t group_number) {
+  policy::generation_options g;
+  g.max_new_tokens = o.max_new_tokens;
+  g.sampling.temperature = o.temperature;
+  g.sampling.top_p = o.top_p;
+  g.sampling.top_k = static_cast<std::int64_t>(o.top_k);
+  g.sampling.seed = (o.seed + group_number) * o.group_size;
+  return g;
+}
+
+void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars) {
+  auto& st = self->state;
+  auto& g = *st.group;
+  const auto& o = st.options;
+  prompt_fields f{g.task->id, task_description(g.task->code), g.task->code, o.platform, std::move(exemplars)};
+  std::string text = st.prompt->render(f);
+  std::vector<std::string> prompts(o.group_size, text);
+  auto gens = st.policy->generate_text(prompts, generation_of(o, g.number));
+  if (!gens) {
+    spdlog::error("rollout {}: generating group {} failed: {}", st.self_name, g.id, gens.error().text());
+    acknowledge(st, g.job_ids);
+    st.group.reset();
+    self->delayed_send(self, staleness_poll, next_atom::value);
+    return;
+  }
+  g.at = group_run::phase::settling;
+  g.samples.resize(gens->size());
+  g.settled.assign(gens->size(), false);
+  for (std::size_t i = 0; i < gens->size(); ++i) {
+    auto& gen = (*gens)[i];
+    auto& s = g.samples[i];
+    s.candidate_id = fmt::format("{}/{}", g.id, i);
+    s.prompt_ids = std::move(gen.prompt_ids);
+    s.completion_ids = std::move(gen.ids);
+    s.behaviour_logprobs = std::move(gen.logprobs);
+    auto code = extract_code(gen.text);
+    if (!code.code) ++st.n.no_code;
+    // A completion without code goes to the referee with empty code: it
+    // settles as NoCode at once, durably, without an evaluator.
+    candidate_fields c{s.candidate_id, g.task->id, code.code.value_or(""), st.self_name, g.id, st.version};
+    std::string job = "settle/" + s.candidate_id;
+    g.job_ids.push_back(job);
+    ++g.open;
+    submit(self, job, "settle", candidate_envelope(c, st.self_name), settled_atom::value);
+  }
+  spdlog::debug("rollout {}: group {} on {} submitted ({} samples)", st.self_name, g.id, g.task->id, g.samples.size());
+  self->delayed_send(self, o.settle_deadline, deadline_atom::value, g.number);
+}
+
+void finish_group(rollout_actor_t* self) {
+  auto& st = self->state;
+  auto g = std::move(*st.group);
+  st.group.reset();
+  std::vector<settled_sample> done;
+  for (std::size_t i = 0; i < g.samples.size(); ++i) {
+    if (g.settled[i]) done.push_back(std::move(g.samples[i]));
+    else ++st.n.unsettled;
+  }
+  st.next_group = g.number + 1;
+  if (done.empty()) {
+    spdlog::warn("rollout {}: group {} has no settled sample by its deadline: not sent", st.self_name, g.id);
+    acknowledge(st, g.job_ids);
+    write_state(st, st.next_group);
+  } else {
+    std::string job = "group/" + g.id;
+    st.n.samples_sent += done.size();
+    ++st.n.groups_sent;
+    auto payload = group_envelope(g.id, g.task->id, st.self_name, st.version, done, st.self_name);
+    st.at_learner[job] = {g.number, std::move(g.job_ids)};
+    submit(self, job, st.options.learner_job_kind, std::move(payload), learned_atom::value);
+  }
+  self->send(self, next_atom::value);
+}
+
+void on_publication(rollout_actor_t* self, const msg::PolicyPublication& wire) {
+  auto& st = self->state;
+  auto p = learner::publication_from(wire);
+  st.latest_published = std::max(st.latest_published, p.version);
+  if (p.version <= st.version || (st.ready && st.ready->first >= p.version)) return;
+  if (!p.path.empty()) {
+    auto dir = weights_folder(p.path, st.options.model, st.options.weights_dir, st.self_name, p.version);
+    if (!dir) return spdlog::error("rollout {}: version {}: {}", st.self_name, p.version, dir.error().text());
+    st.ready = {p.version, *dir};
+    return;
+  }
+  if (st.incoming && st.incoming->announced().version >= p.version) return;
+  st.incoming.emplace(p);
+}
+
+void on_chunk(rollout_actor_t* self, const msg::PolicyChunk& c) {
+  auto& st = self->state;
+  if (!st.incoming || st.incoming->announced().version != c.version()) return;
+  if (auto s = st.incoming->add(c.index(), messages::span_of(c.data())); !s)
+    return spdlog::warn("rollout {}: {}", st.self_name, s.error().text());
+  if (!st.incoming->complete()) return;
+  auto weights = st.incoming->finish();
+  std::uint64_t version = st.incoming->announced().version;
+  st.incoming.reset();
+  if (!weights) return spdlog::error("rollout {}: version {}: {}", st.self_name, version, weights.error().text());
+  auto dir = unpack_weights(*weights, st.options.model, st.options.weights_dir, st.self_name, version);
+  if (!dir) return spdlog::error("rollout {}: version {}: {}", st.self_name, version, dir.error().text());
+  st.ready = {version, *dir};
+}
+
+caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> init) {
+  self->state = std::move(*init);
+  self->link_to(self->state.client.actor());
+  self->send(self, next_atom::value);
+  return {
+      [=](next_atom) { start_group(self); },
+      [=](exemplars_atom, job_result& r) {
+        auto& st = self->state;
+        auto& g = st.group;
+        if (!g || g->at != group_run::phase::exemplars || r.id != "exemplars/" + g->id) return;
+        std::vector<prompt_exemplar> exemplars;
+        if (r.status == msg::JobStatus::Ok) {
+          auto e = exemplars_from(r.payload);
+          if (e) exemplars = std::move(*e);
+          else spdlog::warn("rollout {}: {}", st.self_name, e.error().text());
+        } else {
+          spdlog::warn("rollout {}: {} failed: {}", st.self_name, r.id, r.error);
+        }
+        sample_group(self, std::move(exemplars));
+      },
+      [=](exdeadline_atom, std::uint64_t number) {
+        auto& g = self->state.group;
+        if (!g || g->number != number || g->at != group_run::phase::exemplars) return;
+        spdlog::warn("rollout {}: no exemplars for {} within {} ms: prompting without", self->state.self_name, g->id,
+                     self->state.options.exemplar_deadline.count());
+        sample_group(self, {});
+      },
+      [=](deadline_atom, std::uint64_t number) {
+        auto& g = self->state.group;
+        if (!g || g->number != number || g->at != group_run::phase::settling) return;
+        spdlog::warn("rollout {}: group {}: {} settlements missing at the deadline", self->state.self_name, g->id, g->open);
+        finish_group(self);
+      },
+      [=](settled_atom, job_result& r) {
+        auto& st = self->state;
+        auto& g = st.group;
+        if (!g || g->at != group_run::phase::settling) return;
+        for (std::size_t i = 0; i < g->samples.size(); ++i) {
+          auto& s = g->samples[i];
+          if (g->settled[i] || r.id != "settle/" + s.candidate_id) continue;
+          --g->open;
+          if (r.status != msg::JobStatus::Ok) {
+            spdlog::warn("rollout {}: {} failed: {}", st.self_name, r.id, r.error);
+          } else if (auto out = settlement_from(r.payload, s.candidate_id); !out) {
+            spdlog::warn("rollout {}: {}", st.self_name, out.error().text());
+          } else {
+            s.reward = out->reward;
+            s.settlement = out->status;
+            g->settled[i] = true;
+          }
+          break;
+        }
+        if (g->open == 0) finish_group(self);
+      },
+      [=](learned_atom, job_result& r) {
+        auto& st = self->state;
+        auto it = st.at_learner.find(r.id);
+        if (it == st.at_learner.end()) return;
+        if (r.status != msg::JobStatus::Ok) spdlog::warn("rollout {}: the learner refused {}: {}", st.self_name, r.id, r.error);
+        acknowledge(st, it->second.job_ids);
+        st.client.acknowledge(r.id);
+        st.at_learner.erase(it);
+        // A restart resumes at the oldest group the learner does not have yet.
+        std::uint64_t next = st.group ? st.group->number : st.next_group;
+        for (const auto& [id, pending] : st.at_learner) next = std::min(next, pending.number);
+        write_state(st, next);
+        self->send(self, next_atom::value);
+      },
+      [=](early_atom, job_result& r) { self->state.early[r.id] = std::move(r); },
+      [=](event_atom, const std::string& topic, const bytes& data) {
+        auto env = messages::open(data);
+        if (!env) return;
+        if (topic == "PolicyPublication") {
+          if (auto* p = (*env)->payload_as_PolicyPublication()) on_publication(self, *p);
+        } else if (topic == "PolicyChunk") {
+          if (auto* c = (*env)->payload_as_PolicyChunk()) on_chunk(self, *c);
+        }
+        if (!self->state.group) self->send(self, next_atom::value);
+      },
+      [=](node::stats_atom) { return counters_text(self->state); },
+  };
+}
+
+}  // namespace
+
+result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& options, policy::policy policy,
+                                 bus::peer_options peer, std::shared_ptr<bus::transport> transport) {
+  auto st = std::make_shared<rollout_state>();
+  st->options = options;
+  st->policy = std::move(policy);
+  st->version = st->latest_published = options.policy_version;
+  st->self_name = peer.name;
+  auto tasks = load_tasks(options.tasks_dir, options.tasks);
+  if (!tasks) return tasks.error();
+  st->schedule.emplace(std::move(*tasks),
+                       options.schedule == "weighted" ? schedule_kind::weighted : schedule_kind::round_robin,
+                       options.seed);
+  auto prompt = prompt_template::load_or_builtin(options.prompt_template);
+  if (!prompt) return prompt.error();
+  st->prompt = std::move(*prompt);
+  st->next_group = st->first_group = read_state(options.state_file);
+
+  // The client exists before the actor: what it hears before then waits here.
+  struct forward {
+    std::mutex mu;
+    caf::actor to;                    // GUARDED_BY(mu)
+    std::vector<caf::message> early;  // GUARDED_BY(mu)
+    void send(caf::message m) {
+      std::lock_guard lock(mu);
+      if (to) caf::anon_send(to, std::move(m));
+      else early.push_back(std::move(m));
+    }
+  };
+  auto target = std::make_shared<forward>();
+  node::client_actor_options co;
+  co.peer = std::move(peer);
+  co.peer.role = msg::Role::Rollout;
+  co.manual_acks = true;
+  co.subscribe = {"PolicyPublication", "PolicyChunk"};
+  co.on_event = [target](const std::string& topic, const bytes& data) {
+    target->send(caf::make_message(event_atom::value, topic, data));
+  };
+  co.on_other_result = [target](const job_result& r) { target->send(caf::make_message(early_atom::value, r)); };
+  st->client = node::spawn_client(sys, co, std::move(transport));
+  auto actor = sys.spawn<caf::detached>(rollout_fn, st);
+  std::lock_guard lock(target->mu);
+  target->to = actor;
+  for (auto& m : target->early) caf::anon_send(actor, std::move(m));
+  target->early.clear();
+  return actor;
+}
+
+}  // namespace crucible::rollout

@@ -1,0 +1,237 @@
+// The rollout end to end on a real hub: `crucible hub` (with its referee), a
+// CPU evaluator (quick protocol) and the exemplar store as child processes;
+// in this process the rollout actor with a tiny policy made here and a
+// worker serving the learner's job kind. Two groups on cpu/gelu_tanh go out,
+// their candidates settle through the referee and the evaluator, the second
+// prompt shows the first group's success as a previous code, and each
+// RolloutGroup that reaches the learner's job kind carries the sampled
+// tokens with log-probs the policy reproduces.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "actors/learner/learner_wire.hpp"
+#include "actors/policy/causal_lm.hpp"
+#include "actors/policy/tokenizer_test_support.hpp"
+#include "actors/rollout/extract.hpp"
+#include "actors/rollout/rollout_actor.hpp"
+#include "runtime/bus/zmq_transport.hpp"
+#include "runtime/node/caf_types.hpp"
+#include "runtime/node/worker_actor.hpp"
+#include "tests/support/process.hpp"
+
+using namespace crucible;
+using namespace crucible::testing;
+using namespace std::chrono_literals;
+using messages::str;
+
+namespace {
+
+const std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
+constexpr std::int32_t code_token = 256, prose_token = 257;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The completion token 256 stands for: a whole answer whose code is the
+// task's known faster variant.
+std::string code_answer() {
+  return "## Code Implementation\n```python\n" + read_text(tasks + "/cpu/gelu_tanh/faster.py") + "```\n";
+}
+
+// A byte-level tokenizer with two added tokens: 256 (an answer with code)
+// and 257 (prose without code).
+policy::tokenizer test_tokenizer() {
+  auto j = policy::testing::byte_level_tokenizer({});
+  j["added_tokens"] = {policy::testing::added(code_token, code_answer(), false),
+                       policy::testing::added(prose_token, "no code here\n", false)};
+  auto tok = policy::tokenizer::parse(j.dump(), "test tokenizer");
+  REQUIRE_MESSAGE(tok.ok(), (tok.ok() ? std::string() : tok.error().text()));
+  return *tok;
+}
+
+// A tiny Qwen2-shaped network built so that the residual stream is the
+// token's embedding (attention and MLP outputs are zero) and every
+// embedding is e0: the next token is 256 or 257 with probability about 0.48
+// each, any other with about 0.0002. Generation still runs the whole network.
+std::shared_ptr<policy::causal_lm> test_network() {
+  policy::model_config c;
+  c.arch = policy::architecture::qwen2;
+  c.architecture_name = "Qwen2ForCausalLM";
+  c.hidden_size = 64;
+  c.intermediate_size = 128;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 16;
+  c.vocab_size = 258;
+  c.max_position_embeddings = 8192;
+  c.rope_theta = 10000;
+  c.rms_norm_eps = 1e-6;
+  c.tie_word_embeddings = false;
+  c.attention_bias = true;
+  c.torch_dtype = "float32";
+  auto model = std::make_shared<policy::causal_lm>(c, policy::model_placement{"cpu", policy::dtype::f32});
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->named_parameters()) {
+    auto& t = p.value();
+    t.zero_();
+    if (p.key().ends_with("norm.weight")) t.fill_(1.0);
+    if (p.key() == "model.embed_tokens.weight") t.select(1, 0).fill_(1.0);
+    if (p.key() == "lm_head.weight") {
+      t[code_token][0] = 1.0;
+      t[prose_token][0] = 1.0;
+    }
+  }
+  return model;
+}
+
+// The learner's job kind: every RolloutGroup payload is kept.
+struct learner_stand_in final : node::job_handler {
+  std::mutex mu;
+  std::vector<bus::bytes> groups;  // GUARDED_BY(mu)
+  void run(const bus::worker_session::job_request& job, done_fn done) override {
+    {
+      std::lock_guard lock(mu);
+      groups.push_back(job.payload);
+    }
+    done(msg::JobStatus::Ok, {}, {});
+  }
+};
+
+bus::peer_options fast_peer(const std::string& name) {
+  bus::peer_options p;
+  p.name = name;
+  p.heartbeat = 100ms;
+  p.dead_after = 1500ms;
+  p.retry = 300ms;
+  p.accepted_retry = 600ms;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a rollout's groups settle through a real referee and evaluator and reach the learner's job kind") {
+  std::string dir = temp_dir("rollout-loop");
+  std::string config = dir + "/loop.toml";
+  std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\n"
+                           "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n";
+  int port = pick_port();
+  std::string address = "tcp://127.0.0.1:" + std::to_string(port);
+  child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
+            dir + "/hub.log");
+  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 10s));
+  child evaluator(crucible_binary(),
+                  {"evaluator", "--config", config, "--connect", address, "--name", "ev", "--tasks", tasks,
+                   "--protocol", "quick"},
+                  dir + "/ev.log");
+  child exemplars(crucible_binary(),
+                  {"exemplar", "--config", config, "--connect", address, "--name", "exemplar", "--db", dir + "/db"},
+                  dir + "/exemplar.log");
+  REQUIRE(wait_for_text(dir + "/ev.log", "registered with hub", 20s));
+  REQUIRE(wait_for_text(dir + "/exemplar.log", "registered with hub", 20s));
+
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto learner = std::make_shared<learner_stand_in>();
+  auto lp = fast_peer("learner");
+  lp.role = msg::Role::Learner;
+  lp.job_kinds = {"learner.group"};
+  auto lt = bus::connect_peer_transport(address, "learner");
+  REQUIRE(lt.ok());
+  auto learner_worker = node::spawn_worker(sys, lp, learner, std::shared_ptr<bus::transport>(std::move(*lt)));
+
+  auto network = test_network();
+  auto tok = test_tokenizer();
+  rollout::rollout_options o;
+  o.tasks_dir = tasks;
+  o.tasks = {"cpu/gelu_tanh"};
+  o.platform = "CPU";
+  o.group_size = 4;
+  o.max_new_tokens = 2;
+  o.seed = 5;
+  o.groups = 2;
+  o.exemplar_deadline = 20000ms;
+  o.settle_deadline = 240000ms;
+  o.state_file = dir + "/rollout.state";
+  auto rt = bus::connect_peer_transport(address, "ro");
+  REQUIRE(rt.ok());
+  auto rollout = rollout::spawn_rollout(sys, o, policy::policy(network, tok), fast_peer("ro"),
+                                        std::shared_ptr<bus::transport>(std::move(*rt)));
+  REQUIRE_MESSAGE(rollout.ok(), (rollout.ok() ? std::string() : rollout.error().text()));
+
+  // The rollout stops by itself after its two groups are with the learner.
+  {
+    caf::scoped_actor self{sys};
+    self->monitor(*rollout);
+    bool down = false;
+    self->receive([&](caf::down_msg& d) { down = d.reason == caf::exit_reason::normal; },
+                  caf::after(std::chrono::seconds(300)) >> [] {});
+    CHECK_MESSAGE(down, "the rollout did not finish its two groups; hub log:\n" << read_text(dir + "/hub.log"));
+    anon_send_exit(learner_worker, caf::exit_reason::user_shutdown);
+  }
+  CHECK(read_text(o.state_file) == "2\n");
+
+  std::vector<bus::bytes> got;
+  {
+    std::lock_guard lock(learner->mu);
+    got = learner->groups;
+  }
+  REQUIRE(got.size() == 2);
+  int with_code = 0, successes = 0;
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    auto env = messages::open(got[k]);
+    REQUIRE(env.ok());
+    auto* wire = (*env)->payload_as_RolloutGroup();
+    REQUIRE(wire);
+    CHECK(str(wire->group_id()) == "ro/g" + std::to_string(k) + "-v0");
+    CHECK(str(wire->task_id()) == "cpu/gelu_tanh");
+    CHECK(str(wire->rollout()) == "ro");
+    CHECK(wire->policy_version() == 0);
+    auto group = learner::group_from(*wire);  // what the learner will decode
+    REQUIRE_MESSAGE(group.ok(), (group.ok() ? std::string() : group.error().text()));
+    REQUIRE(group->samples.size() == 4);
+
+    std::vector<policy::generation> gens;
+    for (std::size_t i = 0; i < wire->samples()->size(); ++i) {
+      auto* s = wire->samples()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      CHECK(std::string(str(s->candidate_id())) == std::string(str(wire->group_id())) + "/" + std::to_string(i));
+      const auto& sample = group->samples[i];
+      CHECK(sample.completion_ids.size() == 2);
+      // The prompt is the contrastive prompt of the task, with the first
+      // group's success as a previous code in the second group's.
+      std::string prompt = tok.decode(sample.prompt_ids);
+      CHECK(prompt.find("task cpu/gelu_tanh: GELU, tanh approximation") != std::string::npos);
+      CHECK((prompt.find("### Previous code 1 (score ") != std::string::npos) == (k == 1 && successes > 0));
+      // Code iff the completion has it; settled by the referee with the evaluator's measurement.
+      auto code = rollout::extract_code(tok.decode(sample.completion_ids));
+      CAPTURE(str(s->candidate_id()));
+      if (code.code) {
+        ++with_code;
+        CHECK(s->settlement() == msg::SettlementStatus::Success);
+        CHECK(s->reward() >= 1.0);
+        successes += s->settlement() == msg::SettlementStatus::Success;
+      } else {
+        CHECK(s->settlement() == msg::SettlementStatus::NoCode);
+        CHECK(s->reward() == 0.0);
+      }
+      gens.push_back({sample.prompt_ids, sample.completion_ids, sample.behaviour_logprobs, {}, {}});
+    }
+    // The behaviour log-probs are the policy's own under the same temperature.
+    auto batch = policy::make_token_batch(gens, torch::kCPU);
+    auto lp_now = policy::token_logprobs(*network, batch.input_ids, batch.attention_mask, batch.first_target, 1.0);
+    auto diff = (lp_now - batch.behaviour_logprobs).abs().masked_select(batch.completion_mask);
+    CHECK(diff.max().item<float>() < 1e-3);
+  }
+  // Both kinds of completion happened (seeded: the same every run).
+  CHECK(with_code > 0);
+  CHECK(with_code < 8);
+  CHECK(count_text(dir + "/ev.log", "ok reward=") == with_code);
+}

@@ -1,0 +1,66 @@
+#include "actors/rollout/weights_folder.hpp"
+
+#include <fstream>
+
+namespace crucible::rollout {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The files a policy folder takes from the original model besides weights.
+constexpr const char* model_files[] = {"config.json", "tokenizer.json", "tokenizer_config.json",
+                                       "generation_config.json", "special_tokens_map.json"};
+
+result<fs::path> fresh_folder(const fs::path& model, const std::string& weights_dir, const std::string& rollout,
+                              std::uint64_t version) {
+  fs::path root = weights_dir.empty() ? fs::temp_directory_path() / "crucible-rollout-weights" : fs::path(weights_dir);
+  std::string safe = rollout;
+  for (auto& c : safe)
+    if (c == '/') c = '_';
+  fs::path dir = root / safe / ("v" + std::to_string(version));
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(errc::io, "cannot make weights folder " + dir.string() + ": " + ec.message());
+  for (const char* f : model_files) {
+    if (!fs::exists(model / f)) continue;
+    fs::copy_file(model / f, dir / f, ec);
+    if (ec) return make_error(errc::io, "cannot copy " + (model / f).string() + ": " + ec.message());
+  }
+  return dir;
+}
+
+}  // namespace
+
+result<fs::path> weights_folder(const fs::path& published, const fs::path& model, const std::string& weights_dir,
+                                const std::string& rollout, std::uint64_t version) {
+  if (fs::exists(published / "config.json") && fs::exists(published / "tokenizer.json")) return published;
+  auto dir = fresh_folder(model, weights_dir, rollout, version);
+  if (!dir) return dir;
+  std::error_code ec;
+  int linked = 0;
+  for (fs::directory_iterator it(published, ec), end; !ec && it != end; it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (!name.ends_with(".safetensors") && name != "model.safetensors.index.json") continue;
+    fs::create_symlink(fs::absolute(it->path()), *dir / name, ec);
+    if (ec) break;
+    ++linked;
+  }
+  if (ec || linked == 0)
+    return make_error(errc::io, "published weights folder " + published.string() + " holds no safetensors" +
+                                    (ec ? ": " + ec.message() : std::string()));
+  return dir;
+}
+
+result<fs::path> unpack_weights(std::span<const std::uint8_t> safetensors, const fs::path& model,
+                                const std::string& weights_dir, const std::string& rollout, std::uint64_t version) {
+  auto dir = fresh_folder(model, weights_dir, rollout, version);
+  if (!dir) return dir;
+  std::ofstream out(*dir / "model.safetensors", std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(safetensors.data()), static_cast<std::streamsize>(safetensors.size()));
+  if (!out) return make_error(errc::io, "cannot write " + (*dir / "model.safetensors").string());
+  return dir;
+}
+
+}  // namespace crucible::rollout
