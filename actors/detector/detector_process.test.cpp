@@ -28,6 +28,7 @@ struct hub_fixture {
   std::string dir = temp_dir("detectors");
   std::string config = dir + "/fast.toml";
   std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
+  std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
   std::unique_ptr<child> hub;
 
   explicit hub_fixture(const std::string& more_config = "") {
@@ -46,6 +47,25 @@ struct hub_fixture {
                                   "--schema", std::string(CRUCIBLE_BINARY_DIR) + "/generated/python"};
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<child>("/usr/bin/python3", args, dir + "/" + name + ".log");
+  }
+
+  // A CPU evaluator with the quick protocol over the project's task set.
+  std::unique_ptr<child> evaluator() {
+    return std::make_unique<child>(crucible_binary(),
+                                   std::vector<std::string>{"evaluator", "--config", config, "--connect", address, "--name",
+                                                            "evaluator", "--tasks", tasks, "--protocol", "quick"},
+                                   dir + "/evaluator.log");
+  }
+
+  // `crucible settle` of a variant of cpu/chain_matmul: its Settlement as JSON.
+  nlohmann::json settle(const std::string& id, const std::string& variant) {
+    child c(crucible_binary(),
+            {"settle", "--connect", address, "--task", "cpu/chain_matmul", "--candidate",
+             tasks + "/cpu/chain_matmul/" + variant + ".py", "--id", id, "--timeout-s", "240"},
+            dir + "/" + id + ".json");
+    REQUIRE(c.wait(250s) == 0);
+    auto text = read_file(dir + "/" + id + ".json");
+    return nlohmann::json::parse(text.substr(text.rfind("{\"candidate\"")));
   }
 
   // Runs the jobs as a client named client; returns each job's Verdict (or error) by job id.
@@ -179,39 +199,17 @@ TEST_CASE("the Python example detector answers detect jobs beside a running hub,
 
 TEST_CASE("a required Python detector's hack verdict settles a measured candidate at reward 0 and records it in the hack database") {
   hub_fixture f("[referee]\nverify_above = 1000.0\n");  // no layer 7 here: one evaluator
-  std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
-  child evaluator(crucible_binary(),
-                  {"evaluator", "--config", f.config, "--connect", f.address, "--name", "evaluator", "--tasks", tasks,
-                   "--protocol", "quick"},
-                  f.dir + "/evaluator.log");
+  auto evaluator = f.evaluator();
   auto python = f.python_detector("plausibility", {"--required", "--max-speedup", "5"});
   REQUIRE(wait_for_text(f.dir + "/hub.log", "registered Detector 'plausibility'", 15s));
   REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
 
   // chain_matmul's faster variant reassociates the product: about 20x on
-  // CPU, above the detector's 5x; the equal variant is about 1x.
-  auto settle = [&](const std::string& id, const std::string& variant) {
-    return std::make_unique<child>(crucible_binary(),
-                                   std::vector<std::string>{"settle", "--connect", f.address, "--task", "cpu/chain_matmul",
-                                                            "--candidate", tasks + "/cpu/chain_matmul/" + variant + ".py",
-                                                            "--id", id, "--timeout-s", "240"},
-                                   f.dir + "/" + id + ".json");
-  };
-  auto fast = settle("c-fast", "faster");
-  auto equal = settle("c-equal", "equal");
-  REQUIRE(fast->wait(250s) == 0);
-  REQUIRE(equal->wait(250s) == 0);
-  auto settlement = [&](const std::string& id) {
-    auto text = read_file(f.dir + "/" + id + ".json");
-    return nlohmann::json::parse(text.substr(text.rfind("{\"candidate\"")));
-  };
-  auto hacked = settlement("c-fast");
+  // CPU, above the detector's 5x. (The judge test below settles a clean one.)
+  auto hacked = f.settle("c-fast", "faster");
   CHECK(hacked["status"] == "Hack");
   CHECK(hacked["reward"] == 0.0);
   CHECK(hacked["reason"].get<std::string>().find("detector plausibility: hack") != std::string::npos);
-  auto clean = settlement("c-equal");
-  CHECK(clean["status"] == "Success");
-  CHECK(clean["reward"].get<double>() > 0);
 
   // The hack database in the hub's RocksDB, read while the hub runs.
   child list(crucible_binary(), {"hacks", "list", "--db", f.dir + "/ledger", "--json"}, f.dir + "/hacks.json");
@@ -224,9 +222,8 @@ TEST_CASE("a required Python detector's hack verdict settles a measured candidat
   CHECK(hacks[0]["task_id"] == "cpu/chain_matmul");
 }
 
-TEST_CASE("a required judge process asks its endpoint about a large leap with a known hack from the hub's live database, and its hack verdict settles the candidate") {
+TEST_CASE("a required judge process asks its endpoint only about a large leap, with a known hack from its hack database in the prompt, and its hack verdict settles the candidate") {
   hub_fixture f("[referee]\nverify_above = 1000.0\n");
-  std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
   // A known hack in a database of its own (`hacks add` needs the database
   // to itself; the judge opens it read-only for each judged candidate).
   std::string known = f.dir + "/known.py";
@@ -244,26 +241,14 @@ TEST_CASE("a required judge process asks its endpoint about a large leap with a 
                               << "url = \"" << endpoint.url() << "\"\nmodel = \"checker\"\nmin_speedup = 5.0\n"
                               << "hacks_db = \"" << f.dir << "/hacks\"\ntimeout_ms = 20000\n";
   child judge(crucible_binary(), {"detector", "--config", judge_config, "--connect", f.address}, f.dir + "/judge.log");
-  child evaluator(crucible_binary(),
-                  {"evaluator", "--config", f.config, "--connect", f.address, "--name", "evaluator", "--tasks", tasks,
-                   "--protocol", "quick"},
-                  f.dir + "/evaluator.log");
+  auto evaluator = f.evaluator();
   REQUIRE_MESSAGE(wait_for_text(f.dir + "/hub.log", "registered Detector 'judge'", 15s), read_file(f.dir + "/judge.log"));
   REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
 
-  auto settle = [&](const std::string& id, const std::string& variant) {
-    child c(crucible_binary(),
-            {"settle", "--connect", f.address, "--task", "cpu/chain_matmul", "--candidate",
-             tasks + "/cpu/chain_matmul/" + variant + ".py", "--id", id, "--timeout-s", "240"},
-            f.dir + "/" + id + ".json");
-    REQUIRE(c.wait(250s) == 0);
-    auto text = read_file(f.dir + "/" + id + ".json");
-    return nlohmann::json::parse(text.substr(text.rfind("{\"candidate\"")));
-  };
-  auto equal = settle("j-equal", "equal");  // about 1x: below the leap, not asked
+  auto equal = f.settle("j-equal", "equal");  // about 1x: below the leap, not asked
   CHECK(equal["status"] == "Success");
   CHECK(endpoint.bodies().empty());
-  auto fast = settle("j-fast", "faster");  // about 20x: asked
+  auto fast = f.settle("j-fast", "faster");  // about 20x: asked
   CHECK(fast["status"] == "Hack");
   CHECK(fast["reason"].get<std::string>().find("looks like a cached result") != std::string::npos);
   auto bodies = endpoint.bodies();
