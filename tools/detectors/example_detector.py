@@ -284,9 +284,14 @@ class Worker:
             for _ in poller.poll(timeout=int(min(self.heartbeat_s, 0.1) * 1000)):
                 while True:
                     try:
-                        self.on_message(self.socket.recv(zmq.DONTWAIT))
+                        data = self.socket.recv(zmq.DONTWAIT)
                     except zmq.Again:
                         break
+                    try:
+                        self.on_message(data)
+                    except Exception as e:  # Python's flatbuffers has no verifier: a bad buffer fails here
+                        print("%s: dropped a malformed message from the hub (%s: %s)" % (self.name, type(e).__name__, e),
+                              file=sys.stderr, flush=True)
             self.tick()
         self.socket.close()
         self.context.term()
