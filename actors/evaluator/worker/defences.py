@@ -62,6 +62,9 @@ _PATH_EVENTS = {"os.remove", "os.rename", "os.replace", "os.mkdir", "os.rmdir", 
                 "shutil.copyfile", "os.chdir"}
 _PROCESS_EVENTS = {"os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
                    "subprocess.Popen", "pty.spawn", "os.startfile"}
+# Compilers that JIT toolchains (Triton's launcher stub and ptxas) run as
+# subprocesses on a candidate's first call: allowed through subprocess.Popen.
+_TOOLCHAIN = {"ptxas", "nvcc", "nvdisasm", "cuobjdump", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld"}
 _GC_EVENTS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames"}
 _TRACE_EVENTS = {"sys.setprofile", "sys.settrace"}
 
@@ -109,6 +112,15 @@ class Guard:
         p = os.path.realpath(str(path))
         return p == os.devnull or any(p == r or p.startswith(r + os.sep) for r in self._roots)
 
+    @staticmethod
+    def _toolchain(args):
+        exe = args[0] if args else None
+        if exe is None and len(args) > 1 and isinstance(args[1], (list, tuple)) and args[1]:
+            exe = args[1][0]
+        if isinstance(exe, bytes):
+            exe = os.fsdecode(exe)
+        return isinstance(exe, str) and os.path.basename(exe) in _TOOLCHAIN
+
     def _hook(self, event, args):
         if self.phase is None or self._busy:
             return
@@ -132,6 +144,8 @@ class Guard:
                     self._refuse("sandbox_filesystem", "%s(%r) outside the scratch directory" % (event, path))
         elif event.startswith("socket."):
             self._refuse("sandbox_network", "%s%r" % (event, tuple(args)[:2]))
+        elif event == "subprocess.Popen" and self._toolchain(args):
+            return
         elif event in _PROCESS_EVENTS:
             self._refuse("sandbox_process", "%s" % event)
         elif event in ("os.kill", "os.killpg") and args and args[0] not in (os.getpid(), os.getpgrp(), 0):
