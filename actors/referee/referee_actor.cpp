@@ -145,7 +145,9 @@ result<referee_service> spawn_referee(caf::actor_system& sys, const referee_opti
     h.code = c ? std::string(messages::str(c->code())) : std::string();
     h.reason = reason;
     h.detector = detector;
-    h.features = {"referee:" + detector};
+    h.features = {"detector:" + detector};
+    if (auto* m = r.measurement.empty() ? nullptr : payload_of<msg::Measurement>(r.measurement); m && m->defences_fired())
+      for (auto d : *m->defences_fired()) h.features.push_back("defence:" + std::string(messages::str(d)));
     auto added = hacks->add(std::move(h));
     if (!added) return added.error();
     return {};
