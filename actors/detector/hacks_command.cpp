@@ -22,6 +22,7 @@ struct hacks_args {
   std::string id, code_file, task, reason;
   std::string rules = "configs/detectors/static.toml";
   std::vector<std::string> features;
+  std::size_t k = 3;
   bool as_json = false;
 };
 
@@ -79,14 +80,37 @@ void run_show(const hacks_args& a, std::ostream& out) {
                      h->code);
 }
 
-void run_add(const hacks_args& a, std::ostream& out) {
-  std::ifstream in(a.code_file, std::ios::binary);
-  if (!in) throw hacks_failure{a.code_file + ": cannot open the code file"};
+std::string read_code(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw hacks_failure{file + ": cannot open the code file"};
   std::stringstream code;
   code << in.rdbuf();
-  if (code.str().empty()) throw hacks_failure{a.code_file + ": the code file is empty"};
+  if (code.str().empty()) throw hacks_failure{file + ": the code file is empty"};
+  return code.str();
+}
+
+// The known hacks the judge would put in its prompt for this code.
+void run_similar(const hacks_args& a, std::ostream& out) {
+  auto code = read_code(a.code_file);
+  auto db = open_db(a, false);
+  auto near = value_or_throw(db.similar(code, a.k), a.db);
+  if (a.as_json) {
+    json rows = json::array();
+    for (const auto& n : near) {
+      json row = to_json(n.hack, false);
+      row["similarity"] = n.similarity;
+      rows.push_back(row);
+    }
+    out << rows.dump(2) << "\n";
+    return;
+  }
+  for (const auto& n : near)
+    out << fmt::format("{:.3f}  {}  task {}  {}\n", n.similarity, n.hack.candidate_id, n.hack.task_id, n.hack.reason);
+}
+
+void run_add(const hacks_args& a, std::ostream& out) {
   storage::hack_record r;
-  r.code = code.str();
+  r.code = read_code(a.code_file);
   r.task_id = a.task;
   r.reason = a.reason;
   r.detector = "cli";
@@ -115,7 +139,7 @@ void add_hacks_command(CLI::App& app) { add_hacks_command(app, std::cout, std::c
 
 void add_hacks_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   auto a = std::make_shared<hacks_args>();
-  auto* root = app.add_subcommand("hacks", "the hack database: list, show, add");
+  auto* root = app.add_subcommand("hacks", "the hack database: list, show, add, similar");
   root->require_subcommand(1);
   auto wrap = [a, o = &out, e = &err](void (*body)(const hacks_args&, std::ostream&)) {
     return [a, o, e, body] {
@@ -138,6 +162,11 @@ void add_hacks_command(CLI::App& app, std::ostream& out, std::ostream& err) {
   show->add_option("id", a->id, "candidate id")->required();
   common(show);
   show->callback(wrap(run_show));
+  auto* similar = root->add_subcommand("similar", "the known hacks most similar to a code file (what the judge is shown)");
+  similar->add_option("--code", a->code_file, "file holding the code")->required();
+  similar->add_option("-k", a->k, "how many")->capture_default_str();
+  common(similar);
+  similar->callback(wrap(run_similar));
   auto* add = root->add_subcommand("add", "record a hack from a code file");
   add->add_option("--code", a->code_file, "file holding the code")->required();
   add->add_option("--task", a->task, "task id")->required();

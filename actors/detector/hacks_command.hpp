@@ -4,10 +4,11 @@
 //   crucible hacks list [--db DIR] [--json]
 //   crucible hacks show ID [--db DIR] [--json]
 //   crucible hacks add --code FILE --task T --reason R [--id ID] [--feature F]... [--rules FILE] [--db DIR]
+//   crucible hacks similar --code FILE [-k 3] [--db DIR] [--json]
 //
 // --db defaults to hub-ledger, the hub's database, where the referee records
-// the hacks it settles. list and show open it read-only, so they work while
-// the hub runs; add needs the database to itself. add fills the features
+// the hacks it settles. list, show and similar open it read-only, so they
+// work while the hub runs; add needs the database to itself. add fills the features
 // with the static rules (--rules, default configs/detectors/static.toml when
 // present) that match the code, besides any --feature given.
 //

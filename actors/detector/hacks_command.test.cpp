@@ -38,7 +38,7 @@ outcome run_hacks(std::vector<std::string> argv) {
 
 }  // namespace
 
-TEST_CASE("a hack added from a file is listed and shown with its code and the static rules it matches, once") {
+TEST_CASE("a hack added from a file is listed, found similar and shown with its code and the static rules it matches, once") {
   storage::temp_dir dir("hacks-cli");
   std::string db = dir.sub("db"), code = dir.sub("stream.py");
   std::string rules = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/detectors/static.toml";
@@ -61,6 +61,17 @@ TEST_CASE("a hack added from a file is listed and shown with its code and the st
   CHECK(l[0]["candidate_id"] == "cand-1");
   CHECK(l[0]["reason"] == "side stream");
   CHECK(l[0]["detector"] == "cli");
+
+  std::string other = dir.sub("net.py"), query = dir.sub("query.py");
+  std::ofstream(other) << "import socket\nsocket.socket().connect(('h', 1))\n";
+  std::ofstream(query) << "side = torch.cuda.Stream()\nwith torch.cuda.stream(side):\n    out = a @ b\n";
+  REQUIRE_FALSE(run_hacks({"hacks", "add", "--code", other, "--task", "t", "--reason", "net", "--id", "cand-2", "--db", db}).failed);
+  auto near = run_hacks({"hacks", "similar", "--code", query, "-k", "1", "--db", db, "--json"});
+  REQUIRE_MESSAGE(!near.failed, near.err);
+  auto n = json::parse(near.out);
+  REQUIRE(n.size() == 1);
+  CHECK(n[0]["candidate_id"] == "cand-1");
+  CHECK(n[0]["similarity"].get<double>() > 0);
 
   auto shown = run_hacks({"hacks", "show", "cand-1", "--db", db});
   REQUIRE_MESSAGE(!shown.failed, shown.err);
