@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "actors/learner/reward_window.hpp"
 
@@ -166,6 +168,90 @@ TEST_CASE("success-only REINFORCE: reward 1 pulls up its tokens, a failure contr
   CHECK(value(loss) == doctest::Approx(0.75));  // (1.5 + 0) / 2
   loss.backward();
   check_close(logp.grad(), {-0.25, -0.25, 0, 0});
+}
+
+// Golden values from PyTorch (tools/gpu/make_learner_golden.py, fp64).
+nlohmann::json golden() {
+  std::ifstream in(std::string(CRUCIBLE_SOURCE_DIR) + "/tests/data/learner/objectives_golden.json");
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+torch::Tensor tensor_of(const nlohmann::json& j) {
+  std::vector<torch::Tensor> r;
+  for (const auto& row : j) r.push_back(torch::tensor(row.get<std::vector<double>>(), torch::kFloat64));
+  return torch::stack(r);
+}
+
+void check_tensor(const torch::Tensor& got, const nlohmann::json& want, double tol = 1e-6) {
+  const double worst = (got.to(torch::kFloat64) - tensor_of(want)).abs().max().item<double>();
+  INFO("largest difference " << worst);
+  CHECK(worst <= tol);
+}
+
+TEST_CASE("smoothing and group advantages match PyTorch's golden values") {
+  const auto g = golden();
+  reward_window w(64);
+  w.add(g["window"].get<std::vector<double>>());
+  std::vector<double> smoothed, advantages;
+  for (const auto& rewards : g["groups"]) {
+    auto s = smooth_rewards(torch::tensor(rewards.get<std::vector<double>>(), torch::kFloat64), w.mean(), w.stddev(),
+                            g["reward_clip"].get<double>());
+    auto a = group_advantages(s);
+    for (std::int64_t i = 0; i < s.size(0); ++i) {
+      smoothed.push_back(s[i].item<double>());
+      advantages.push_back(a[i].item<double>());
+    }
+  }
+  const auto want_s = g["smoothed"].get<std::vector<double>>(), want_a = g["advantages"].get<std::vector<double>>();
+  REQUIRE(smoothed.size() == want_s.size());
+  for (std::size_t i = 0; i < smoothed.size(); ++i) {
+    CHECK(smoothed[i] == doctest::Approx(want_s[i]).epsilon(1e-6));
+    CHECK(advantages[i] == doctest::Approx(want_a[i]).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("GRPO, SFT and REINFORCE losses and gradients match PyTorch's golden values") {
+  const auto g = golden();
+  const auto mask = tensor_of(g["mask"]).to(torch::kBool);
+  const auto advantages = torch::tensor(g["advantages"].get<std::vector<double>>(), torch::kFloat64);
+  for (const auto& c : g["grpo"]) {
+    INFO("case " << c["name"].get<std::string>());
+    grpo_inputs in;
+    in.logp = tensor_of(g["logp"]).requires_grad_(true);
+    in.proximal_logp = tensor_of(g["proximal"]);
+    in.behaviour_logp = tensor_of(g["behaviour"]);
+    in.ref_logp = tensor_of(g["reference"]);
+    in.advantages = advantages;
+    in.mask = mask;
+    grpo_settings s;
+    s.eps_low = c["eps_low"].get<double>();
+    s.eps_high = c["eps_high"].get<double>();
+    s.beta = c["beta"].get<double>();
+    if (!c["cap"].is_null()) s.behaviour_cap = c["cap"].get<double>();
+    s.mode = c["mode"] == "token_mean" ? aggregation::token_mean : aggregation::sequence_mean;
+    auto terms = grpo_loss(in, s);
+    CHECK(value(terms.loss) == doctest::Approx(c["loss"].get<double>()).epsilon(1e-6));
+    if (s.beta != 0) CHECK(terms.kl == doctest::Approx(c["kl"].get<double>()).epsilon(1e-6));
+    CHECK(terms.clip_fraction == doctest::Approx(c["clip_fraction"].get<double>()).epsilon(1e-6));
+    terms.loss.backward();
+    check_tensor(in.logp.grad(), c["grad"]);
+  }
+  const auto rewards = torch::tensor(g["rewards01"].get<std::vector<double>>(), torch::kFloat64);
+  for (auto mode : {aggregation::sequence_mean, aggregation::token_mean}) {
+    const std::string suffix(to_string(mode));
+    INFO("aggregation " << suffix);
+    auto x = tensor_of(g["logp"]).requires_grad_(true);
+    auto sft = sft_loss(x, mask, mode);
+    CHECK(value(sft) == doctest::Approx(g["sft_" + suffix]["loss"].get<double>()).epsilon(1e-6));
+    sft.backward();
+    check_tensor(x.grad(), g["sft_" + suffix]["grad"]);
+    auto y = tensor_of(g["logp"]).requires_grad_(true);
+    auto rf = reinforce_loss(y, rewards, mask, mode);
+    CHECK(value(rf) == doctest::Approx(g["reinforce_" + suffix]["loss"].get<double>()).epsilon(1e-6));
+    rf.backward();
+    check_tensor(y.grad(), g["reinforce_" + suffix]["grad"]);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,204 @@
+#include "actors/learner/learner_actor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+
+#include "actors/learner/sft_data.hpp"
+#include "actors/learner/trainer.hpp"
+
+namespace crucible::learner {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The trainer and what the actor publishes; lives on the actor's thread.
+struct engine {
+  learner_options options;
+  std::unique_ptr<trainer> train;
+  publication latest;
+  std::vector<std::uint8_t> latest_bytes;  // chunk mode: the latest version's safetensors
+};
+
+policy::model_placement placement_of(const learner_options& o) {
+  policy::model_placement p;
+  p.device = o.device;
+  // fp32 master weights under bf16 autocast on CUDA; the policy's default otherwise.
+  if (o.device != "cpu" && o.bf16_autocast) p.compute_dtype = policy::dtype::f32;
+  return p;
+}
+
+// Writes the current weights as one safetensors file and describes them: at
+// publish_dir/v-N when set, else in memory for chunks.
+status publish(engine& e) {
+  auto& model = e.train->model();
+  const auto version = e.train->version();
+  const auto started = std::chrono::steady_clock::now();
+  const bool shared = !e.options.publish_dir.empty();
+  const fs::path base = shared ? fs::path(e.options.publish_dir)
+                               : (e.options.checkpoint_dir.empty() ? fs::temp_directory_path() : fs::path(e.options.checkpoint_dir));
+  const fs::path folder = base / ((shared ? "v-" : "publishing-v-") + std::to_string(version));
+  policy::save_options so;
+  so.max_shard_bytes = ~std::uint64_t{0};
+  std::error_code ec;
+  if (!e.options.policy.empty() && fs::exists(fs::path(e.options.policy) / "tokenizer.json", ec))
+    so.tokenizer_from = fs::path(e.options.policy);
+  CRUCIBLE_TRY(policy::save_causal_lm(model, folder, so));
+  std::ifstream in(folder / "model.safetensors", std::ios::binary);
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return make_error(errc::io, (folder / "model.safetensors").string() + ": cannot read back");
+  e.latest = describe_weights(version, bytes, e.options.publish_chunk_bytes);
+  if (shared) {
+    e.latest.path = folder.string();
+    e.latest.chunks = 0;
+    e.latest_bytes.clear();
+  } else {
+    e.latest_bytes = std::move(bytes);
+    fs::remove_all(folder, ec);
+  }
+  spdlog::info("learner: published {} in {:.3f} s", e.latest.text(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return status::success();
+}
+
+// Metrics, checkpoint and publication after a version.
+status after_version(engine& e, const step_report& report) {
+  if (!e.options.metrics_file.empty()) CRUCIBLE_TRY(append_metrics(e.options.metrics_file, report));
+  spdlog::info("learner: {}", report.json());
+  if (!e.options.checkpoint_dir.empty() && e.options.checkpoint_every > 0 &&
+      e.train->version() % e.options.checkpoint_every == 0)
+    CRUCIBLE_TRY(e.train->save_checkpoint(e.options.checkpoint_dir));
+  return publish(e);
+}
+
+result<std::unique_ptr<engine>> open_engine(const learner_options& options) {
+  if (options.policy.empty()) return make_error(errc::invalid_argument, "[learner] policy: no policy folder given");
+  auto e = std::make_unique<engine>();
+  e->options = options;
+  const auto placement = placement_of(options);
+  const bool resume = !options.checkpoint_dir.empty() && latest_checkpoint_weights(options.checkpoint_dir).ok();
+  auto model = policy::load_causal_lm(options.policy, placement);
+  if (!model) return model.error();
+  std::shared_ptr<policy::causal_lm> reference;
+  if (options.kl_beta > 0 && !options.reference.empty()) {
+    auto r = policy::load_causal_lm(options.reference, placement);
+    if (!r) return r.error();
+    reference = *r;
+    for (auto& p : reference->parameters()) p.set_requires_grad(false);
+  }
+  auto t = trainer::create(*model, reference, options);
+  if (!t) return t.error();
+  e->train = std::move(*t);
+  if (resume) {
+    CRUCIBLE_TRY(e->train->load_checkpoint(options.checkpoint_dir));
+    spdlog::info("learner: resumed from {} at version {}", options.checkpoint_dir, e->train->version());
+  }
+  CRUCIBLE_TRY(publish(*e));
+  return e;
+}
+
+struct learner_state {
+  std::shared_ptr<engine> e;
+  std::vector<std::pair<rollout_group, caf::typed_response_promise<learner_reply>>> pending;
+  static inline const char* name = "learner";
+};
+
+using learner_pointer = learner_actor::stateful_pointer<learner_state>;
+
+// Trains on the first groups_per_batch pending groups and answers them.
+void train_pending(learner_pointer self) {
+  auto& st = self->state;
+  auto& e = *st.e;
+  const auto batch_size = static_cast<std::size_t>(e.options.groups_per_batch);
+  while (st.pending.size() >= batch_size) {
+    std::vector<rollout_group> batch;
+    std::vector<caf::typed_response_promise<learner_reply>> promises;
+    for (std::size_t i = 0; i < batch_size; ++i) {
+      batch.push_back(std::move(st.pending[i].first));
+      promises.push_back(st.pending[i].second);
+    }
+    st.pending.erase(st.pending.begin(), st.pending.begin() + static_cast<std::ptrdiff_t>(batch_size));
+    auto report = e.options.objective == stage::reinforce ? e.train->train_reinforce(batch) : e.train->train_grpo(batch);
+    learner_reply reply;
+    if (!report) {
+      reply.text = report.error().text();
+    } else if (auto s = after_version(e, *report); !s) {
+      reply.text = s.error().text();
+    } else {
+      reply.ok = true;
+      reply.text = "trained in version " + std::to_string(e.train->version());
+    }
+    if (!reply.ok) spdlog::error("learner: {}", reply.text);
+    for (auto& p : promises) p.deliver(reply);
+  }
+}
+
+learner_actor::behavior_type learner_behavior(learner_pointer self, std::shared_ptr<engine> opened) {
+  self->state.e = std::move(opened);
+  return {
+      [self](group_atom, const rollout_group& group) -> caf::result<learner_reply> {
+        auto& e = *self->state.e;
+        if (auto s = e.train->gate().admit(group, e.train->version()); !s)
+          return learner_reply{false, s.error().text(), {}};
+        auto promise = self->make_response_promise<learner_reply>();
+        self->state.pending.emplace_back(group, promise);
+        train_pending(self);
+        return promise;
+      },
+      [self](start_atom, std::uint64_t rollout_version) { return self->state.e->train->gate().try_start(rollout_version); },
+      [self](latest_atom) { return self->state.e->latest; },
+      [self](chunk_atom, std::uint64_t version, std::uint32_t index) -> learner_reply {
+        const auto& e = *self->state.e;
+        if (version != e.latest.version || e.latest.chunks == 0)
+          return {false, "version " + std::to_string(version) + " is not the latest in chunks (latest: " + e.latest.text() + ")", {}};
+        if (index >= e.latest.chunks) return {false, "chunk " + std::to_string(index) + " out of range", {}};
+        auto part = chunk_of(e.latest_bytes, index, e.options.publish_chunk_bytes);
+        return {true, {}, std::vector<std::uint8_t>(part.begin(), part.end())};
+      },
+  };
+}
+
+}  // namespace
+
+status run_sft(const learner_options& options, std::uint64_t epochs) try {
+  auto tok = policy::tokenizer::load(fs::path(options.policy) / "tokenizer.json");
+  if (!tok) return tok.error();
+  auto opened = open_engine(options);
+  if (!opened) return opened.error();
+  auto& e = **opened;
+  const auto& eos = e.train->model().config().eos_token_ids;
+  auto data = read_sft_jsonl(options.sft_data, *tok,
+                             eos.empty() ? std::nullopt : std::optional<std::int32_t>(static_cast<std::int32_t>(eos[0])));
+  if (!data) return data.error();
+  if (data->empty()) return make_error(errc::invalid_argument, options.sft_data + ": no examples");
+  const auto batch = static_cast<std::size_t>(options.groups_per_batch);
+  for (std::uint64_t epoch = 0; epoch < epochs; ++epoch) {
+    for (std::size_t start = 0; start < data->size(); start += batch) {
+      std::vector<sft_example> slice(data->begin() + static_cast<std::ptrdiff_t>(start),
+                                     data->begin() + static_cast<std::ptrdiff_t>(std::min(data->size(), start + batch)));
+      auto report = e.train->train_sft(slice);
+      if (!report) return report.error();
+      if (!options.metrics_file.empty()) CRUCIBLE_TRY(append_metrics(options.metrics_file, *report));
+      spdlog::info("learner: sft epoch {} {}", epoch, report->json());
+    }
+  }
+  if (!options.checkpoint_dir.empty()) CRUCIBLE_TRY(e.train->save_checkpoint(options.checkpoint_dir));
+  return publish(e);
+} catch (const c10::Error& err) {
+  return make_error(errc::internal, std::string("learner: LibTorch: ") + err.what_without_backtrace());
+}
+
+result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learner_options& options) {
+  try {
+    auto e = open_engine(options);
+    if (!e) return e.error();
+    return system.spawn<caf::detached>(learner_behavior, std::shared_ptr<engine>(std::move(*e)));
+  } catch (const c10::Error& err) {
+    return make_error(errc::internal, std::string("learner: LibTorch: ") + err.what_without_backtrace());
+  }
+}
+
+}  // namespace crucible::learner

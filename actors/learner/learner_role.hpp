@@ -1,0 +1,21 @@
+// `crucible learner`: the learner on the bus. With objective grpo or
+// reinforce it joins a hub and serves
+//   learner.group   RolloutGroup -> "trained in version N" (answered once
+//                   the group's batch is trained; Failed with the reason
+//                   when the group is not admitted, e.g. too stale)
+//   learner.start   text "V" (the rollout's version) -> "go" or "wait"
+//   learner.latest  anything -> PolicyPublication of the latest version
+//   learner.chunk   text "V I" -> PolicyChunk I of version V
+// With objective sft it trains on sft_data and exits (no hub needed).
+// Options: [learner] (docs/configuration.md), [log], [bus].
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "runtime/cli/commands.hpp"
+
+namespace crucible::learner {
+
+cli::command add_learner_role(CLI::App& app);
+
+}  // namespace crucible::learner
