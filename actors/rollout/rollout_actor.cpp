@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 
@@ -18,6 +17,7 @@
 #include "messages/domain_generated.h"
 #include "runtime/node/caf_types.hpp"
 #include "runtime/node/client_actor.hpp"
+#include "runtime/node/pending_target.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(crucible::bus::client_session::job_result)
 
@@ -391,18 +391,8 @@ result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& 
   st->prompt = std::move(*prompt);
   st->next_group = st->first_group = read_state(options.state_file);
 
-  // The client exists before the actor: what it hears before then waits here.
-  struct forward {
-    std::mutex mu;
-    caf::actor to;                    // GUARDED_BY(mu)
-    std::vector<caf::message> early;  // GUARDED_BY(mu)
-    void send(caf::message m) {
-      std::lock_guard lock(mu);
-      if (to) caf::anon_send(to, std::move(m));
-      else early.push_back(std::move(m));
-    }
-  };
-  auto target = std::make_shared<forward>();
+  // The client exists before the actor: what it hears before then waits.
+  auto target = std::make_shared<node::pending_target>();
   node::client_actor_options co;
   co.peer = std::move(peer);
   co.peer.role = msg::Role::Rollout;
@@ -414,10 +404,7 @@ result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& 
   co.on_other_result = [target](const job_result& r) { target->send(caf::make_message(early_atom::value, r)); };
   st->client = node::spawn_client(sys, co, std::move(transport));
   auto actor = sys.spawn<caf::detached>(rollout_fn, st);
-  std::lock_guard lock(target->mu);
-  target->to = actor;
-  for (auto& m : target->early) caf::anon_send(actor, std::move(m));
-  target->early.clear();
+  target->set(actor);
   return actor;
 }
 

@@ -6,12 +6,11 @@
 // prompt shows the first group's success as a previous code, and each
 // RolloutGroup that reaches the learner's job kind carries the sampled
 // tokens with log-probs the policy reproduces.
-#include <doctest/doctest.h>
-
 #include <fstream>
 #include <mutex>
 #include <sstream>
 
+#include "actors/learner/learner_test_support.hpp"
 #include "actors/learner/learner_wire.hpp"
 #include "actors/policy/causal_lm.hpp"
 #include "actors/policy/tokenizer_test_support.hpp"
@@ -21,6 +20,9 @@
 #include "runtime/node/caf_types.hpp"
 #include "runtime/node/worker_actor.hpp"
 #include "tests/support/process.hpp"
+
+// After LibTorch: glog defines CHECK too, and doctest's must win.
+#include <doctest/doctest.h>
 
 using namespace crucible;
 using namespace crucible::testing;
@@ -61,22 +63,10 @@ policy::tokenizer test_tokenizer() {
 // embedding is e0: the next token is 256 or 257 with probability about 0.48
 // each, any other with about 0.0002. Generation still runs the whole network.
 std::shared_ptr<policy::causal_lm> test_network() {
-  policy::model_config c;
-  c.arch = policy::architecture::qwen2;
-  c.architecture_name = "Qwen2ForCausalLM";
-  c.hidden_size = 64;
-  c.intermediate_size = 128;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 16;
+  auto c = learner::testing::tiny_config();
   c.vocab_size = 258;
   c.max_position_embeddings = 8192;
-  c.rope_theta = 10000;
-  c.rms_norm_eps = 1e-6;
   c.tie_word_embeddings = false;
-  c.attention_bias = true;
-  c.torch_dtype = "float32";
   auto model = std::make_shared<policy::causal_lm>(c, policy::model_placement{"cpu", policy::dtype::f32});
   torch::NoGradGuard no_grad;
   for (auto& p : model->named_parameters()) {

@@ -22,6 +22,9 @@
 #ifdef CRUCIBLE_HAVE_POLICY
 #include "actors/policy/generate_command.hpp"
 #endif
+#ifdef CRUCIBLE_HAVE_LEARNER
+#include "actors/learner/learner_role.hpp"
+#endif
 #ifdef CRUCIBLE_HAVE_ROLLOUT
 #include "actors/rollout/rollout_command.hpp"
 #endif
@@ -47,7 +50,11 @@ int main(int argc, char** argv) {
 #else
       add_pending_role(app, "rollout", "Run a rollout: generate kernels with the policy and submit them", "issue 8"),
 #endif
+#ifdef CRUCIBLE_HAVE_LEARNER
+      crucible::learner::add_learner_role(app),
+#else
       add_pending_role(app, "learner", "Run the learner: GRPO, SFT and weight publication", "issue 7"),
+#endif
 #ifdef CRUCIBLE_HAVE_DETECTOR
       crucible::detector::add_detector_role(app),
 #else
