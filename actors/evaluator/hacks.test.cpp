@@ -1,7 +1,8 @@
 // The hack catalogue (tests/hacks/manifest.txt) through the real evaluator on
 // CPU: every known hack, a real candidate file, must settle at reward 0 with
 // the status the manifest names and the defence that caught it named in
-// defences_fired. CUDA-only cases run on a GPU (tools/gpu/hacks_gpu.sh).
+// defences_fired; its legitimate near misses must settle ok with none fired.
+// CUDA-only cases run on a GPU (tools/gpu/hacks_gpu.sh).
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -27,6 +28,12 @@ std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::stringstream in(s);
   for (std::string part; std::getline(in, part, sep);) out.push_back(part);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
   return out;
 }
 
@@ -77,21 +84,37 @@ TEST_CASE("every CPU case of the hack catalogue settles at reward 0 with the def
     const bool named = std::any_of(c.defences.begin(), c.defences.end(), [&](const std::string& d) {
       return std::find(e.defences_fired.begin(), e.defences_fired.end(), d) != e.defences_fired.end();
     });
-    std::string fired;
-    for (auto& d : e.defences_fired) fired += d + " ";
     CHECK_MESSAGE(std::string(to_string(e.status)) == c.status,
                   c.candidate << " settled " << to_string(e.status) << ", expected " << c.status << ": " << e.reason);
-    CHECK_MESSAGE(named, c.candidate << " fired [" << fired << "], expected one of " << c.defences.front()
-                                     << "...: " << e.reason);
+    CHECK_MESSAGE(named, c.candidate << " fired [" << joined(e.defences_fired) << "], expected one of ["
+                                     << joined(c.defences) << "]: " << e.reason);
     CHECK_MESSAGE(e.reward == 0.0, c.candidate << " earned reward " << e.reward);
   }
   CHECK(run >= 30);
 }
 
+TEST_CASE("legitimate near misses of the catalogue settle ok with no defence fired") {
+  evaluator ev;
+  int run = 0;
+  for (const auto& c : read_manifest()) {
+    if (c.candidate.rfind("tests/hacks/legit/", 0) != 0) continue;
+    REQUIRE_MESSAGE(c.status == "ok", "manifest line " << c.line << ": a near miss must expect ok");
+    auto req = load_request(root / c.task, root / c.candidate, "cpu", 11);
+    REQUIRE_MESSAGE(req.ok(), req.error().text());
+    auto r = ev.evaluate(*req, catalogue_protocol());
+    REQUIRE_MESSAGE(r.ok(), c.candidate << ": " << r.error().text());
+    ++run;
+    CHECK_MESSAGE(r->status == eval_status::ok, c.candidate << " settled " << to_string(r->status) << ": "
+                                                            << r->reason);
+    CHECK_MESSAGE(r->defences_fired.empty(), c.candidate << " fired " << joined(r->defences_fired));
+  }
+  CHECK(run >= 4);
+}
+
 TEST_CASE("every candidate file in the hack catalogue has a line in its manifest") {
   std::set<std::string> listed;
   for (const auto& c : read_manifest()) listed.insert(c.candidate);
-  for (const char* dir : {"tests/hacks/cpu", "tests/hacks/cuda"})
+  for (const char* dir : {"tests/hacks/cpu", "tests/hacks/cuda", "tests/hacks/legit"})
     for (auto& f : std::filesystem::directory_iterator(root / dir))
       if (f.path().extension() == ".py")
         CHECK_MESSAGE(listed.count(std::filesystem::relative(f.path(), root).string()) == 1,
