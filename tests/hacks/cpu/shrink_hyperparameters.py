@@ -7,7 +7,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 for _m in list(sys.modules.values()):
-    if _m is not None and hasattr(_m, "get_init_inputs") and hasattr(_m, "keep"):
+    if "get_init_inputs" in getattr(_m, "__dict__", {}) and "keep" in vars(_m):
         _m.keep = 4
 
 
