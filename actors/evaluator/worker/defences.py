@@ -83,6 +83,7 @@ class Guard:
 
     def __init__(self, writable_roots, own_files):
         self.phase = None
+        self._armed = None
         self.violations = []
         self.candidate_file = None
         self._roots = [os.path.realpath(r) for r in writable_roots if r]
@@ -92,9 +93,16 @@ class Guard:
 
     def arm(self, phase):
         self.phase = phase
+        self._armed = phase
 
     def disarm(self):
+        """Ends a phase; a phase found switched off or changed was tampered
+        with by candidate code (worker_integrity)."""
+        if self._armed is not None and self.phase != self._armed:
+            self.violations.append(Violation("worker_integrity", "the sandbox guard was switched off during "
+                                                                 "candidate code"))
         self.phase = None
+        self._armed = None
 
     def take(self):
         v, self.violations = self.violations, []
@@ -199,6 +207,7 @@ def _namespaces(worker_globals, state):
         "worker": worker_globals,
         "worker.state": state(),
         "defences": globals(),
+        "defences.Guard": dict(vars(Guard)),
     }
     if torch.cuda.is_available():
         spaces["torch.cuda"] = _public(torch.cuda)
@@ -210,7 +219,7 @@ def _namespaces(worker_globals, state):
 def _defence_for(space, name):
     if space in ("time", "torch.cuda.Event", "torch.cuda.Stream") or (space == "torch.cuda" and name in _TIMERS):
         return "timer_integrity"
-    if space in ("worker", "worker.state", "defences", "gc"):
+    if space in ("worker", "worker.state", "defences", "defences.Guard", "gc"):
         return "worker_integrity"
     if name in _COMPARISON:
         return "comparison_integrity"
