@@ -42,12 +42,10 @@ class instant_evaluator final : public node::job_handler {
   void run(const bus::worker_session::job_request& job, done_fn done) override {
     auto* c = referee::payload_of<msg::Candidate>(job.payload);
     if (!c) return done(msg::JobStatus::Failed, {}, "not a candidate");
-    messages::envelope_writer w;
-    auto& fbb = w.fbb();
-    auto m = msg::CreateMeasurement(fbb, fbb.CreateString(str(c->candidate_id())), fbb.CreateString(str(c->task_id())),
-                                    msg::EvalStatus::Ok, 0, 1.5, 1.5, 0, 0, 700, 8, 1, 1, fbb.CreateString("none"),
-                                    fbb.CreateString("none"), fbb.CreateString(name_));
-    done(msg::JobStatus::Ok, w.finish(m, name_, str(c->candidate_id())), {});
+    done(msg::JobStatus::Ok,
+         referee::simple_measurement(std::string(str(c->candidate_id())), std::string(str(c->task_id())),
+                                     msg::EvalStatus::Ok, 1.5, name_, "none"),
+         {});
   }
 
  private:

@@ -2,8 +2,6 @@
 // clock, no sleeps (time is the now_ns each call is given).
 #include <doctest/doctest.h>
 
-#include <cmath>
-
 #include "actors/referee/referee_core.hpp"
 #include "actors/referee/referee_wire.hpp"
 #include "storage/memory_store.hpp"
@@ -19,14 +17,7 @@ constexpr std::int64_t ms = 1'000'000;
 
 bytes measurement(const std::string& cid, double speedup, const std::string& evaluator,
                   m::EvalStatus status = m::EvalStatus::Ok, bool verify = false) {
-  messages::envelope_writer w;
-  auto& fbb = w.fbb();
-  auto mm = m::CreateMeasurement(fbb, fbb.CreateString(cid), fbb.CreateString("t"), status,
-                                 fbb.CreateString(status == m::EvalStatus::Ok ? "" : "it failed"), speedup,
-                                 status == m::EvalStatus::Ok ? std::floor(speedup * 100) / 100 : 0, 0, 0, 100, 8, 1, 1,
-                                 fbb.CreateString("cpu"), fbb.CreateString("cpu"), fbb.CreateString(evaluator), 1, 1, 0,
-                                 verify);
-  return w.finish(mm, evaluator, cid);
+  return simple_measurement(cid, "t", status, speedup, evaluator, "cpu", verify);
 }
 
 bytes peer_event(const std::string& name, m::Role role, std::vector<std::string> kinds, bool joined = true,

@@ -1,5 +1,7 @@
 #include "actors/referee/referee_wire.hpp"
 
+#include <cmath>
+
 namespace crucible::referee {
 
 using messages::str;
@@ -63,6 +65,19 @@ bytes candidate_envelope(const std::string& candidate_id, const std::string& tas
   auto c = msg::CreateCandidate(fbb, fbb.CreateString(candidate_id), fbb.CreateString(task_id),
                                 fbb.CreateString(code));
   return w.finish(c, sender, candidate_id);
+}
+
+bytes simple_measurement(const std::string& candidate_id, const std::string& task_id, msg::EvalStatus status,
+                         double speedup, const std::string& evaluator, const std::string& device_model, bool verify) {
+  messages::envelope_writer w;
+  auto& fbb = w.fbb();
+  bool ok = status == msg::EvalStatus::Ok;
+  auto m = msg::CreateMeasurement(fbb, fbb.CreateString(candidate_id), fbb.CreateString(task_id), status,
+                                  fbb.CreateString(ok ? "" : "it failed"), speedup,
+                                  ok ? std::floor(speedup * 100) / 100 : 0, 0, 0, 100, 8, 1, 1,
+                                  fbb.CreateString(device_model), fbb.CreateString(device_model),
+                                  fbb.CreateString(evaluator), 1, 1, 0, verify);
+  return w.finish(m, evaluator, candidate_id);
 }
 
 }  // namespace crucible::referee

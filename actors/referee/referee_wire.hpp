@@ -36,6 +36,13 @@ bytes detect_request_envelope(const msg::Candidate& c, const msg::Measurement& m
 bytes candidate_envelope(const std::string& candidate_id, const std::string& task_id, const std::string& code,
                          const std::string& sender);
 
+// A Measurement envelope with these figures and zeros elsewhere (reward:
+// speedup rounded down to 2 decimals when Ok, else 0): what the referee's
+// tests, its benchmark and their stand-in evaluators answer with.
+bytes simple_measurement(const std::string& candidate_id, const std::string& task_id, msg::EvalStatus status,
+                         double speedup, const std::string& evaluator, const std::string& device_model,
+                         bool verify = false);
+
 // The payload of a verified envelope as T, or null when bytes do not verify
 // or hold another kind. The envelope view points into data.
 template <class T>

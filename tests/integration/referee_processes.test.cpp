@@ -114,12 +114,10 @@ class lying_evaluator final : public node::job_handler {
   void run(const bus::worker_session::job_request& job, done_fn done) override {
     auto* c = referee::payload_of<msg::Candidate>(job.payload);
     if (!c) return done(msg::JobStatus::Failed, {}, "not a candidate");
-    messages::envelope_writer w;
-    auto& fbb = w.fbb();
-    auto m = msg::CreateMeasurement(fbb, fbb.CreateString(str(c->candidate_id())), fbb.CreateString(str(c->task_id())),
-                                    msg::EvalStatus::Ok, 0, 13.0, 13.0, 0, 0, 700, 8, 1, 1, fbb.CreateString("cpu"),
-                                    fbb.CreateString("cpu"), fbb.CreateString("liar"), 1, 1, 0, true);
-    done(msg::JobStatus::Ok, w.finish(m, "liar", str(c->candidate_id())), {});
+    done(msg::JobStatus::Ok,
+         referee::simple_measurement(std::string(str(c->candidate_id())), std::string(str(c->task_id())),
+                                     msg::EvalStatus::Ok, 13.0, "liar", "cpu", true),
+         {});
   }
 };
 
