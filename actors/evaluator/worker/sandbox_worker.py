@@ -604,7 +604,12 @@ def timed_rounds(req):
             if checked:
                 # Both outputs live until both calls are done: keeping the
                 # candidate's alone made the reference, when second, alone
-                # allocate cold memory (identity at 1.01 on CPU).
+                # allocate cold memory (identity at 1.01 on CPU). The
+                # reference's is poisoned at once all the same: kept memory,
+                # no result, so that a candidate running after it finds
+                # nothing to steal (catalogue: steal_checked_round).
+                if not candidate:
+                    D.poison(D.tensors_of(out), S.protected)
                 outs[who] = out
             else:
                 # Poisoned before it is freed: memory the next call gets back holds no result.
