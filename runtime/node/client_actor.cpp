@@ -76,7 +76,8 @@ class client_actor final : public caf::blocking_actor {
     std::vector<detail::client_inbox::submission> waiting;  // until registered
     bool running = true;
     while (running) {
-      transmit(transport, session.take_outbox());
+      auto out = session.take_outbox();
+      bus::transmit(transport, out);
       frames.clear();
       (void)transport.receive(frames, 1024, tick);
       auto now = clock_type::now();
@@ -112,7 +113,8 @@ class client_actor final : public caf::blocking_actor {
             [&](caf::exit_msg&) { running = false; }, caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
       }
     }
-    transmit(transport, session.take_outbox());
+    auto out = session.take_outbox();
+    bus::transmit(transport, out);
   }
 
  private:
@@ -140,12 +142,6 @@ class client_actor final : public caf::blocking_actor {
     waiting.clear();
   }
 
-  void transmit(bus::transport& transport, bus::outbox out) {
-    for (auto& o : out) {
-      auto s = o.via == bus::channel::direct ? transport.send(o.to, o.data) : transport.publish(o.to, o.data);
-      if (!s.ok()) spdlog::debug("send failed: {}", s.error().message);
-    }
-  }
 
   client_actor_options options_;
   std::shared_ptr<detail::client_inbox> inbox_;
