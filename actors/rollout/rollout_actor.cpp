@@ -32,9 +32,12 @@ using settled_atom = caf::atom_constant<caf::atom("settled")>;
 using learned_atom = caf::atom_constant<caf::atom("learned")>;
 using deadline_atom = caf::atom_constant<caf::atom("deadline")>;  // of a group's settlements
 using exdeadline_atom = caf::atom_constant<caf::atom("exdeadline")>;  // of a group's exemplars
-using event_atom = caf::atom_constant<caf::atom("event")>;
+using latest_atom = caf::atom_constant<caf::atom("latest")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using chunk_atom = caf::atom_constant<caf::atom("chunk")>;
 using early_atom = caf::atom_constant<caf::atom("early")>;
 constexpr auto staleness_poll = std::chrono::milliseconds(500);
+constexpr std::uint32_t chunk_window = 4;  // learner.chunk requests out at once
 
 // The group being prepared, sampled or settled (one at a time).
 struct group_run {
@@ -66,6 +69,11 @@ struct rollout_state {
   std::map<std::string, at_learner_group> at_learner;  // by learner job id
   std::map<std::string, job_result> early;  // results a previous incarnation's jobs got, by job id
   std::optional<learner::weight_assembler> incoming;          // chunks of a newer version
+  std::uint32_t next_chunk = 0;     // the next chunk of `incoming` to ask for
+  std::uint32_t chunks_out = 0;     // chunk requests without a result
+  bool asking = false;              // a learner.latest, learner.start or chunk request is out
+  std::string nonce;                // makes this incarnation's request ids unique
+  std::uint64_t requests = 0;
   std::optional<std::pair<std::uint64_t, std::filesystem::path>> ready;  // weights to switch to
   bool waiting_logged = false;
   rollout_counters n;
@@ -147,9 +155,13 @@ void switch_weights(rollout_actor_t* self) {
 
 void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars);
 
+void begin_group(rollout_actor_t* self);
+void ask_latest(rollout_actor_t* self);
+
+// Called whenever something may let the next group start.
 void start_group(rollout_actor_t* self) {
   auto& st = self->state;
-  if (st.group) return;
+  if (st.group || st.asking) return;
   const auto& o = st.options;
   if (o.groups > 0 && st.next_group - st.first_group >= o.groups) {
     if (st.at_learner.empty()) {
@@ -159,17 +171,54 @@ void start_group(rollout_actor_t* self) {
     return;
   }
   if (st.at_learner.size() >= o.max_pending_groups) return;  // a learner result calls again
-  switch_weights(self);
-  if (st.latest_published > st.version + o.max_staleness) {
+  if (o.learner_admission) return ask_latest(self);
+  begin_group(self);
+}
+
+std::string request_id(rollout_state& st, const char* what) {
+  return fmt::format("{}/{}/{}/{}", what, st.self_name, st.nonce, st.requests++);
+}
+bytes text_bytes(const std::string& s) { return bytes(s.begin(), s.end()); }
+
+// Waits a moment, then tries again (the learner said wait, or failed).
+void retry_later(rollout_actor_t* self) {
+  self->state.asking = false;
+  self->delayed_send(self, staleness_poll, next_atom::value);
+}
+
+void ask_start(rollout_actor_t* self) {
+  auto& st = self->state;
+  if (st.latest_published > st.version + st.options.max_staleness) {
     if (!st.waiting_logged)
-      spdlog::info("rollout {}: version {} is more than {} behind the learner's {}: waiting for new weights", st.self_name,
-                   st.version, o.max_staleness, st.latest_published);
+      spdlog::info("rollout {}: version {} is more than {} behind the learner's {}: waiting for new weights",
+                   st.self_name, st.version, st.options.max_staleness, st.latest_published);
     st.waiting_logged = true;
     ++st.n.staleness_waits;
-    self->delayed_send(self, staleness_poll, next_atom::value);
-    return;
+    return retry_later(self);
   }
   st.waiting_logged = false;
+  st.asking = true;
+  submit(self, request_id(st, "start"), "learner.start", text_bytes(std::to_string(st.version)), start_atom::value);
+}
+
+void ask_latest(rollout_actor_t* self) {
+  auto& st = self->state;
+  st.asking = true;
+  submit(self, request_id(st, "latest"), "learner.latest", {}, latest_atom::value);
+}
+
+// Asks for the next chunks of `incoming`, at most chunk_window at a time.
+void ask_chunks(rollout_actor_t* self) {
+  auto& st = self->state;
+  const auto& p = st.incoming->announced();
+  for (; st.chunks_out < chunk_window && st.next_chunk < p.chunks; ++st.chunks_out, ++st.next_chunk)
+    submit(self, request_id(st, "chunk"), "learner.chunk",
+           text_bytes(fmt::format("{} {}", p.version, st.next_chunk)), chunk_atom::value);
+}
+
+void begin_group(rollout_actor_t* self) {
+  auto& st = self->state;
+  const auto& o = st.options;
   group_run g;
   g.number = st.next_group;
   g.task = &st.schedule->pick(g.number);
@@ -259,34 +308,63 @@ void finish_group(rollout_actor_t* self) {
   self->send(self, next_atom::value);
 }
 
-void on_publication(rollout_actor_t* self, const msg::PolicyPublication& wire) {
+// The learner's latest publication: fetch newer weights, then ask to start.
+void on_latest(rollout_actor_t* self, const job_result& r) {
   auto& st = self->state;
-  auto p = learner::publication_from(wire);
+  auto env = r.status == msg::JobStatus::Ok ? messages::open(r.payload) : result<const msg::Envelope*>(make_error(errc::unavailable, r.error));
+  auto* wire = env ? (*env)->payload_as_PolicyPublication() : nullptr;
+  if (!wire) {
+    spdlog::warn("rollout {}: {} gave no publication: {}", st.self_name, r.id, env ? "not a PolicyPublication" : env.error().text());
+    return retry_later(self);
+  }
+  auto p = learner::publication_from(*wire);
   st.latest_published = std::max(st.latest_published, p.version);
-  if (p.version <= st.version || (st.ready && st.ready->first >= p.version)) return;
+  if (p.version <= st.version) return ask_start(self);
   if (!p.path.empty()) {
     auto dir = weights_folder(p.path, st.options.model, st.options.weights_dir, st.self_name, p.version);
-    if (!dir) return spdlog::error("rollout {}: version {}: {}", st.self_name, p.version, dir.error().text());
+    if (!dir) {
+      spdlog::error("rollout {}: version {}: {}", st.self_name, p.version, dir.error().text());
+      return ask_start(self);
+    }
     st.ready = {p.version, *dir};
-    return;
+    switch_weights(self);
+    return ask_start(self);
   }
-  if (st.incoming && st.incoming->announced().version >= p.version) return;
   st.incoming.emplace(p);
+  st.next_chunk = st.chunks_out = 0;
+  ask_chunks(self);
 }
 
-void on_chunk(rollout_actor_t* self, const msg::PolicyChunk& c) {
+void on_chunk(rollout_actor_t* self, const job_result& r) {
   auto& st = self->state;
-  if (!st.incoming || st.incoming->announced().version != c.version()) return;
-  if (auto s = st.incoming->add(c.index(), messages::span_of(c.data())); !s)
-    return spdlog::warn("rollout {}: {}", st.self_name, s.error().text());
-  if (!st.incoming->complete()) return;
+  if (!st.incoming) return;  // a late chunk of an abandoned fetch
+  --st.chunks_out;
+  auto env = r.status == msg::JobStatus::Ok ? messages::open(r.payload) : result<const msg::Envelope*>(make_error(errc::unavailable, r.error));
+  auto* c = env ? (*env)->payload_as_PolicyChunk() : nullptr;
+  status added = c ? st.incoming->add(c->index(), messages::span_of(c->data()))
+                   : status(make_error(errc::unavailable, r.id + ": " + (env ? "not a PolicyChunk" : env.error().text())));
+  if (!added || (c && c->version() != st.incoming->announced().version)) {
+    spdlog::warn("rollout {}: fetching version {} failed: {}", st.self_name, st.incoming->announced().version,
+                 added ? "a chunk of another version" : added.error().text());
+    st.incoming.reset();
+    return retry_later(self);
+  }
+  if (!st.incoming->complete()) return ask_chunks(self);
   auto weights = st.incoming->finish();
   std::uint64_t version = st.incoming->announced().version;
   st.incoming.reset();
-  if (!weights) return spdlog::error("rollout {}: version {}: {}", st.self_name, version, weights.error().text());
+  if (!weights) {
+    spdlog::error("rollout {}: version {}: {}", st.self_name, version, weights.error().text());
+    return retry_later(self);
+  }
   auto dir = unpack_weights(*weights, st.options.model, st.options.weights_dir, st.self_name, version);
-  if (!dir) return spdlog::error("rollout {}: version {}: {}", st.self_name, version, dir.error().text());
+  if (!dir) {
+    spdlog::error("rollout {}: version {}: {}", st.self_name, version, dir.error().text());
+    return retry_later(self);
+  }
   st.ready = {version, *dir};
+  switch_weights(self);
+  ask_start(self);
 }
 
 caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> init) {
@@ -358,15 +436,21 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
         self->send(self, next_atom::value);
       },
       [=](early_atom, job_result& r) { self->state.early[r.id] = std::move(r); },
-      [=](event_atom, const std::string& topic, const bytes& data) {
-        auto env = messages::open(data);
-        if (!env) return;
-        if (topic == "PolicyPublication") {
-          if (auto* p = (*env)->payload_as_PolicyPublication()) on_publication(self, *p);
-        } else if (topic == "PolicyChunk") {
-          if (auto* c = (*env)->payload_as_PolicyChunk()) on_chunk(self, *c);
+      [=](latest_atom, job_result& r) { on_latest(self, r); },
+      [=](chunk_atom, job_result& r) { on_chunk(self, r); },
+      [=](start_atom, job_result& r) {
+        auto& st = self->state;
+        std::string answer(r.payload.begin(), r.payload.end());
+        if (r.status != msg::JobStatus::Ok) {
+          spdlog::warn("rollout {}: {} failed: {}", st.self_name, r.id, r.error);
+          return retry_later(self);
         }
-        if (!self->state.group) self->send(self, next_atom::value);
+        if (answer != "go") {
+          ++st.n.staleness_waits;
+          return retry_later(self);  // the learner's admission says wait: ask for newer weights again
+        }
+        st.asking = false;
+        begin_group(self);
       },
       [=](node::stats_atom) { return counters_text(self->state); },
   };
@@ -381,6 +465,7 @@ result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& 
   st->policy = std::move(policy);
   st->version = st->latest_published = options.policy_version;
   st->self_name = peer.name;
+  st->nonce = std::to_string(messages::now_ns());
   auto tasks = load_tasks(options.tasks_dir, options.tasks);
   if (!tasks) return tasks.error();
   st->schedule.emplace(std::move(*tasks),
@@ -397,10 +482,6 @@ result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& 
   co.peer = std::move(peer);
   co.peer.role = msg::Role::Rollout;
   co.manual_acks = true;
-  co.subscribe = {"PolicyPublication", "PolicyChunk"};
-  co.on_event = [target](const std::string& topic, const bytes& data) {
-    target->send(caf::make_message(event_atom::value, topic, data));
-  };
   co.on_other_result = [target](const job_result& r) { target->send(caf::make_message(early_atom::value, r)); };
   st->client = node::spawn_client(sys, co, std::move(transport));
   auto actor = sys.spawn<caf::detached>(rollout_fn, st);

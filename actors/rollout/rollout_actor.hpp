@@ -11,11 +11,12 @@
 // the same ids and gets the referee's stored settlements. Results are
 // acknowledged to the hub only once the learner has the group.
 //
-// Bounded everywhere: one group is sampled or settling at a time, at most
-// max_pending_groups groups wait for the learner, and the rollout waits (does
-// not generate) while the learner's latest publication is more than
-// max_staleness versions ahead of its weights. New weights (PolicyPublication
-// with a path, or PolicyChunk events) are switched to between groups only.
+// Before each group it asks the learner (learner.latest, learner.chunk,
+// learner.start jobs; README.md): newer weights are fetched and switched to
+// between groups only, and a group starts only when the learner's admission
+// says go and the rollout is at most max_staleness versions behind. Bounded
+// everywhere: one group is sampled or settling at a time, at most 4 chunk
+// requests and max_pending_groups groups at the learner are out.
 //
 // Mailbox: only its own messages and the hub client's callbacks; stats_atom
 // -> std::string for logs. Spawned by `crucible rollout` and tests; it stops

@@ -12,6 +12,7 @@
 
 #include "actors/learner/learner_test_support.hpp"
 #include "actors/learner/learner_wire.hpp"
+#include "actors/learner/publication.hpp"
 #include "actors/policy/causal_lm.hpp"
 #include "actors/policy/tokenizer_test_support.hpp"
 #include "actors/rollout/extract.hpp"
@@ -49,11 +50,14 @@ std::string code_answer() {
 
 // A byte-level tokenizer with two added tokens: 256 (an answer with code)
 // and 257 (prose without code).
-policy::tokenizer test_tokenizer() {
+std::string test_tokenizer_json() {
   auto j = policy::testing::byte_level_tokenizer({});
   j["added_tokens"] = {policy::testing::added(code_token, code_answer(), false),
                        policy::testing::added(prose_token, "no code here\n", false)};
-  auto tok = policy::tokenizer::parse(j.dump(), "test tokenizer");
+  return j.dump();
+}
+policy::tokenizer test_tokenizer() {
+  auto tok = policy::tokenizer::parse(test_tokenizer_json(), "test tokenizer");
   REQUIRE_MESSAGE(tok.ok(), (tok.ok() ? std::string() : tok.error().text()));
   return *tok;
 }
@@ -82,16 +86,41 @@ std::shared_ptr<policy::causal_lm> test_network() {
   return model;
 }
 
-// The learner's job kind: every RolloutGroup payload is kept.
+// The learner's side of the protocol (the job kinds of actors/learner's
+// role): every RolloutGroup is kept; start always says go; latest is
+// version 0 until the first group arrives, then version 1 (the same
+// weights), served as chunks of chunk_bytes.
 struct learner_stand_in final : node::job_handler {
+  static constexpr std::uint64_t chunk_bytes = 64 << 10;
+  std::vector<std::uint8_t> weights;  // a safetensors file
   std::mutex mu;
   std::vector<bus::bytes> groups;  // GUARDED_BY(mu)
+  int starts = 0, chunks = 0;      // GUARDED_BY(mu)
+
   void run(const bus::worker_session::job_request& job, done_fn done) override {
-    {
-      std::lock_guard lock(mu);
+    std::lock_guard lock(mu);
+    std::uint64_t version = groups.empty() ? 0 : 1;
+    messages::envelope_writer w;
+    if (job.kind == "learner.group") {
       groups.push_back(job.payload);
+      return done(msg::JobStatus::Ok, {}, {});
     }
-    done(msg::JobStatus::Ok, {}, {});
+    if (job.kind == "learner.start") {
+      ++starts;
+      return done(msg::JobStatus::Ok, {'g', 'o'}, {});
+    }
+    if (job.kind == "learner.latest") {
+      auto p = learner::describe_weights(version, weights, chunk_bytes);
+      return done(msg::JobStatus::Ok, w.finish(learner::build_publication(w.fbb(), p), "learner"), {});
+    }
+    if (job.kind != "learner.chunk") return done(msg::JobStatus::Failed, {}, "unexpected kind " + job.kind);
+    std::istringstream in(std::string(job.payload.begin(), job.payload.end()));
+    std::uint64_t v = 0;
+    std::uint32_t index = 0;
+    in >> v >> index;
+    ++chunks;
+    auto part = learner::chunk_of(weights, index, chunk_bytes);
+    done(msg::JobStatus::Ok, w.finish(learner::build_chunk(w.fbb(), v, index, part), "learner"), {});
   }
 };
 
@@ -130,17 +159,27 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
+  auto network = test_network();
+  auto tok = test_tokenizer();
   auto learner = std::make_shared<learner_stand_in>();
+  {
+    auto saved = std::filesystem::path(dir) / "published";
+    REQUIRE(policy::save_causal_lm(*network, saved).ok());
+    std::ofstream(saved / "tokenizer.json") << test_tokenizer_json();
+    auto bytes = read_text((saved / "model.safetensors").string());
+    learner->weights.assign(bytes.begin(), bytes.end());
+    REQUIRE(learner->weights.size() > 2 * learner_stand_in::chunk_bytes);
+  }
   auto lp = fast_peer("learner");
   lp.role = msg::Role::Learner;
-  lp.job_kinds = {"learner.group"};
+  lp.job_kinds = {"learner.group", "learner.start", "learner.latest", "learner.chunk"};
+  lp.slots = 8;
   auto lt = bus::connect_peer_transport(address, "learner");
   REQUIRE(lt.ok());
   auto learner_worker = node::spawn_worker(sys, lp, learner, std::shared_ptr<bus::transport>(std::move(*lt)));
 
-  auto network = test_network();
-  auto tok = test_tokenizer();
   rollout::rollout_options o;
+  o.model = dir + "/published";  // config.json for the folder of received weights
   o.tasks_dir = tasks;
   o.tasks = {"cpu/gelu_tanh"};
   o.platform = "CPU";
@@ -151,6 +190,7 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   o.exemplar_deadline = 20000ms;
   o.settle_deadline = 240000ms;
   o.state_file = dir + "/rollout.state";
+  o.weights_dir = dir + "/weights";
   auto rt = bus::connect_peer_transport(address, "ro");
   REQUIRE(rt.ok());
   auto rollout = rollout::spawn_rollout(sys, o, policy::policy(network, tok), fast_peer("ro"),
@@ -175,16 +215,23 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
     got = learner->groups;
   }
   REQUIRE(got.size() == 2);
+  {
+    std::lock_guard lock(learner->mu);
+    CHECK(learner->starts == 2);
+    CHECK(learner->chunks == static_cast<int>((learner->weights.size() + learner_stand_in::chunk_bytes - 1) /
+                                              learner_stand_in::chunk_bytes));
+  }
   int with_code = 0, successes = 0;
   for (std::size_t k = 0; k < got.size(); ++k) {
     auto env = messages::open(got[k]);
     REQUIRE(env.ok());
     auto* wire = (*env)->payload_as_RolloutGroup();
     REQUIRE(wire);
-    CHECK(str(wire->group_id()) == "ro/g" + std::to_string(k) + "-v0");
+    // The second group was sampled after switching to version 1, received in chunks.
+    CHECK(std::string(str(wire->group_id())) == "ro/g" + std::to_string(k) + "-v" + std::to_string(k));
     CHECK(str(wire->task_id()) == "cpu/gelu_tanh");
     CHECK(str(wire->rollout()) == "ro");
-    CHECK(wire->policy_version() == 0);
+    CHECK(wire->policy_version() == k);
     auto group = learner::group_from(*wire);  // what the learner will decode
     REQUIRE_MESSAGE(group.ok(), (group.ok() ? std::string() : group.error().text()));
     REQUIRE(group->samples.size() == 4);

@@ -23,6 +23,7 @@ status read(config::section s, rollout_options& o) {
   CRUCIBLE_TRY(s.read("top_k", o.top_k));
   CRUCIBLE_TRY(s.read("seed", o.seed));
   CRUCIBLE_TRY(s.read("max_staleness", o.max_staleness));
+  CRUCIBLE_TRY(s.read("learner_admission", o.learner_admission));
   CRUCIBLE_TRY(s.read("max_pending_groups", o.max_pending_groups));
   CRUCIBLE_TRY(s.read("settle_deadline_ms", o.settle_deadline));
   CRUCIBLE_TRY(s.read("learner_job_kind", o.learner_job_kind));

@@ -43,7 +43,14 @@ struct rollout_options {
 
   // ---- the loop
   std::uint64_t max_staleness = 4;       // wait while the learner's latest version > ours + this; default 4
-  std::uint32_t max_pending_groups = 2;  // groups sent to the learner and not yet taken; default 2
+  // Ask the learner before each group (learner.latest, then learner.start):
+  // switch to its newest weights, and start only when its admission says go.
+  // false: no learner requests (a stand-in learner, or tests). Default true.
+  bool learner_admission = true;
+  // Groups sent to the learner and not yet answered. The learner answers a
+  // group once the batch holding it is trained, so keep this at least
+  // [learner] groups_per_batch. Default 64.
+  std::uint32_t max_pending_groups = 64;
   std::chrono::milliseconds settle_deadline{1800000};  // unsettled samples then leave the group; default 1800000
   std::string learner_job_kind = "learner.group";  // job kind of RolloutGroup jobs; default "learner.group"
   std::uint64_t groups = 0;              // stop after this many groups; default 0 (never)
