@@ -21,6 +21,7 @@ struct engine {
   std::unique_ptr<trainer> train;
   publication latest;
   std::vector<std::uint8_t> latest_bytes;  // chunk mode: the latest version's safetensors
+  publish_hook on_publish;
 };
 
 policy::model_placement placement_of(const learner_options& o) {
@@ -61,6 +62,7 @@ status publish(engine& e) {
   }
   spdlog::info("learner: published {} in {:.3f} s", e.latest.text(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  if (e.on_publish) e.on_publish(e.latest, e.latest_bytes);
   return status::success();
 }
 
@@ -74,10 +76,11 @@ status after_version(engine& e, const step_report& report) {
   return publish(e);
 }
 
-result<std::unique_ptr<engine>> open_engine(const learner_options& options) {
+result<std::unique_ptr<engine>> open_engine(const learner_options& options, publish_hook on_publish = {}) {
   if (options.policy.empty()) return make_error(errc::invalid_argument, "[learner] policy: no policy folder given");
   auto e = std::make_unique<engine>();
   e->options = options;
+  e->on_publish = std::move(on_publish);
   const auto placement = placement_of(options);
   const bool resume = !options.checkpoint_dir.empty() && latest_checkpoint_weights(options.checkpoint_dir).ok();
   auto model = policy::load_causal_lm(options.policy, placement);
@@ -191,9 +194,10 @@ status run_sft(const learner_options& options, std::uint64_t epochs) try {
   return make_error(errc::internal, std::string("learner: LibTorch: ") + err.what_without_backtrace());
 }
 
-result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learner_options& options) {
+result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learner_options& options,
+                                          publish_hook on_publish) {
   try {
-    auto e = open_engine(options);
+    auto e = open_engine(options, std::move(on_publish));
     if (!e) return e.error();
     return system.spawn<caf::detached>(learner_behavior, std::shared_ptr<engine>(std::move(*e)));
   } catch (const c10::Error& err) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,10 +48,17 @@ using learner_actor = caf::typed_actor<
     caf::replies_to<latest_atom>::with<publication>,
     caf::replies_to<chunk_atom, std::uint64_t, std::uint32_t>::with<learner_reply>>;
 
+// Called on the actor's thread after each version is published: the
+// publication and, in chunk mode, the weights' bytes (empty with a path).
+// The learner role announces them as PolicyPublication and PolicyChunk
+// events. Must not block for long.
+using publish_hook = std::function<void(const publication& p, const std::vector<std::uint8_t>& weights)>;
+
 // Loads options.policy (and the reference), resumes from
 // options.checkpoint_dir when it holds a checkpoint, publishes the current
 // version and spawns the actor. Errors of loading, resuming or publishing.
-result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learner_options& options);
+result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learner_options& options,
+                                          publish_hook on_publish = {});
 
 // Stage 1 without the bus: trains options.policy on options.sft_data
 // (sft_data.hpp) for `epochs` passes in batches of groups_per_batch, a line

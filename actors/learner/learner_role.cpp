@@ -8,8 +8,12 @@
 #include "actors/learner/learner_actor.hpp"
 #include "actors/learner/learner_config.hpp"
 #include "actors/learner/learner_wire.hpp"
+#include "runtime/bus/zmq_transport.hpp"
 #include "runtime/cli/process.hpp"
+#include "runtime/config/runtime_options.hpp"
+#include "runtime/log/log.hpp"
 #include "runtime/node/ask.hpp"
+#include "runtime/node/client_actor.hpp"
 #include "runtime/roles/serve.hpp"
 
 namespace crucible::learner {
@@ -102,6 +106,21 @@ class learner_handler final : public node::job_handler {
   std::string name_;
 };
 
+// Announces each published version to subscribers (rollouts) as a
+// PolicyPublication event followed, in chunk mode, by its PolicyChunk events.
+publish_hook announce_on(node::hub_client client, std::string name, std::uint64_t chunk_bytes) {
+  return [client, name, chunk_bytes](const publication& p, const std::vector<std::uint8_t>& weights) {
+    envelope_writer w;
+    client.publish("PolicyPublication", w.finish(build_publication(w.fbb(), p), name, std::to_string(p.version)));
+    if (weights.empty()) return;
+    for (std::uint32_t i = 0; i < p.chunks; ++i) {
+      auto part = chunk_of(weights, i, chunk_bytes);
+      envelope_writer c(part.size() + 256);
+      client.publish("PolicyChunk", c.finish(build_chunk(c.fbb(), p.version, i, part), name));
+    }
+  };
+}
+
 struct learner_args {
   roles::role_args common;
   std::string policy, device;
@@ -131,9 +150,23 @@ cli::command add_learner_role(CLI::App& app) {
               return 0;
             }
             const auto slots = static_cast<std::uint32_t>(options.groups_per_batch + 4);
+            // The events go out through a client connection of their own.
+            bus::peer_options peer;
+            std::string connect = "tcp://127.0.0.1:5555";
+            if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
+            if (!a->common.connect.empty()) connect = a->common.connect;
             return roles::serve("learner", msg::Role::Learner, slots, a->common,
-                                [options](caf::actor_system& sys, const std::string& name) -> result<roles::service> {
-                                  auto actor = spawn_learner_actor(sys, options);
+                                [options, connect, peer](caf::actor_system& sys,
+                                                         const std::string& name) mutable -> result<roles::service> {
+                                  peer.name = name + "-events";
+                                  peer.node = logging::host_name();
+                                  peer.role = msg::Role::Learner;
+                                  auto transport = bus::connect_peer_transport(connect, peer.name);
+                                  if (!transport) return transport.error();
+                                  node::client_actor_options co;
+                                  co.peer = peer;
+                                  auto client = node::spawn_client(sys, co, std::shared_ptr<bus::transport>(std::move(*transport)));
+                                  auto actor = spawn_learner_actor(sys, options, announce_on(client, name, options.publish_chunk_bytes));
                                   if (!actor) return actor.error();
                                   return roles::service{
                                       std::make_shared<learner_handler>(sys, *actor, name),

@@ -6,6 +6,10 @@
 //   learner.start   text "V" (the rollout's version) -> "go" or "wait"
 //   learner.latest  anything -> PolicyPublication of the latest version
 //   learner.chunk   text "V I" -> PolicyChunk I of version V
+// and announces every version as a PolicyPublication event followed (chunk
+// mode) by PolicyChunk events, through a second connection named NAME-events
+// (events are at most once: a rollout that missed some pulls them with
+// learner.latest / learner.chunk).
 // With objective sft it trains on sft_data and exits (no hub needed).
 // Options: [learner] (docs/configuration.md), [log], [bus].
 #pragma once
