@@ -7,9 +7,16 @@
 
 #include <doctest/doctest.h>
 
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <deque>
+#include <fstream>
+#include <map>
 
 #include "actors/policy/test_support.hpp"
+
+extern char** environ;
 
 namespace crucible::learner {
 namespace {
@@ -203,6 +210,51 @@ TEST_CASE("a run stopped and resumed from its checkpoint in a new trainer repeat
   for (int i = 0; i < 3; ++i) {
     INFO("step " << 3 + i);
     CHECK(rest[static_cast<std::size_t>(i)] == all[static_cast<std::size_t>(3 + i)]);
+  }
+}
+
+// Runs learner_resume_probe to completion; returns its wait status.
+int run_resume_probe(std::vector<std::string> args) {
+  const std::string exe = std::string(CRUCIBLE_BINARY_DIR) + "/bin/learner_resume_probe";
+  args.insert(args.begin(), exe);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  REQUIRE(::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), environ) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return status;
+}
+
+std::map<std::uint64_t, double> losses_in(const std::filesystem::path& file) {
+  std::map<std::uint64_t, double> out;
+  std::ifstream in(file);
+  std::uint64_t version = 0;
+  std::string loss;
+  while (in >> version >> loss) out[version] = std::strtod(loss.c_str(), nullptr);
+  return out;
+}
+
+TEST_CASE("a learner process killed with SIGKILL mid-step and restarted resumes with the uninterrupted losses") {
+  policy::testing::scratch_dir dir;
+  const int whole = run_resume_probe({(dir / "ckpt-whole").string(), (dir / "whole.txt").string(), "6"});
+  REQUIRE(WIFEXITED(whole));
+  REQUIRE(WEXITSTATUS(whole) == 0);
+  // Killed after training version 4 (from 3), before its checkpoint.
+  const int killed = run_resume_probe({(dir / "ckpt").string(), (dir / "resumed.txt").string(), "6", "2"});
+  REQUIRE(WIFSIGNALED(killed));
+  CHECK(WTERMSIG(killed) == SIGKILL);
+  CHECK(losses_in(dir / "resumed.txt").size() == 3);
+  const int restarted = run_resume_probe({(dir / "ckpt").string(), (dir / "resumed.txt").string(), "6"});
+  REQUIRE(WIFEXITED(restarted));
+  REQUIRE(WEXITSTATUS(restarted) == 0);
+  const auto want = losses_in(dir / "whole.txt"), got = losses_in(dir / "resumed.txt");
+  REQUIRE(want.size() == 6);
+  REQUIRE(got.size() == 6);
+  for (std::uint64_t v = 0; v < 6; ++v) {
+    INFO("version " << v);
+    CHECK(got.at(v) == want.at(v));
   }
 }
 
