@@ -1,0 +1,69 @@
+// The quick-start's shipped data (tools/quickstart/): the seed corpus and
+// the tokenizer trained for it.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/policy/tokenizer.hpp"
+#include "actors/rollout/extract.hpp"
+#include "actors/rollout/prompt.hpp"
+
+using namespace crucible;
+
+namespace {
+const std::string root = CRUCIBLE_SOURCE_DIR;
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST_CASE("every seed example's completion extracts to its variant's code, and its prompt is the compact template's") {
+  std::ifstream in(root + "/configs/quickstart/seed.jsonl");
+  REQUIRE(in);
+  auto tpl = rollout::prompt_template::load(root + "/configs/prompts/compact.md");
+  REQUIRE(tpl.ok());
+  std::string line;
+  int n = 0, incorrect = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    std::string task = j["task"], variant = j["variant"];
+    CAPTURE(task);
+    CAPTURE(variant);
+    auto code = rollout::extract_code(j["completion"].get<std::string>());
+    REQUIRE(code.code);
+    CHECK(*code.code == read(root + "/configs/tasks/" + task + "/" + variant + ".py"));
+    std::string reference = read(root + "/configs/tasks/" + task + "/task.py");
+    CHECK(j["prompt"] == tpl->render({task, rollout::task_description(reference), reference, "CPU", {}}));
+    incorrect += variant == "incorrect";
+    ++n;
+  }
+  CHECK(n >= 32);
+  CHECK(incorrect >= 8);
+}
+
+TEST_CASE("the quick-start tokenizer encodes and decodes the seed corpus exactly, in fewer tokens than bytes") {
+  auto tok = policy::tokenizer::load(root + "/configs/quickstart/tokenizer/tokenizer.json");
+  REQUIRE(tok.ok());
+  std::ifstream in(root + "/configs/quickstart/seed.jsonl");
+  std::string line;
+  std::size_t bytes = 0, tokens = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    std::string text = j["prompt"].get<std::string>() + j["completion"].get<std::string>();
+    auto ids = tok->encode(text);
+    REQUIRE(ids.ok());
+    CHECK(tok->decode(*ids) == text);
+    bytes += text.size();
+    tokens += ids->size();
+  }
+  CHECK(tokens * 3 < bytes);
+  auto eos = tok->encode("<|endoftext|>", {.add_special_tokens = false});
+  REQUIRE(eos.ok());
+  CHECK(*eos == std::vector<std::int32_t>{1023});
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Writes the quick-start's seed corpus for stage 1 (SFT): JSON Lines of
+{"prompt", "completion", "task", "variant"}, one line per task of a task set
+and per candidate variant written for it (configs/tasks/cpu/TASK/VARIANT.py).
+
+The prompt is exactly what a rollout would send for the task without
+exemplars (`crucible rollout --print-prompt`, so the C++ renderer and the
+template in --config decide it). The completion follows the generation
+protocol: ## Performance Analysis, ## Algorithm Design (the variant's
+docstring), ## Code Implementation with the variant's code. Correct and
+incorrect variants are both included, so the SFT policy starts with a mix
+that GRPO's measured rewards can sort out.
+
+    tools/quickstart/make_seed_corpus.py --crucible build/bin/crucible --config configs/quickstart.toml \
+        --out configs/quickstart/seed.jsonl
+"""
+import argparse
+import ast
+import json
+import pathlib
+import subprocess
+
+DEFAULT_VARIANTS = ["faster", "equal", "slower", "incorrect", "not_compiling"]
+
+
+def docstring(code, cls="ModelNew"):
+    """The first line of class cls's docstring (or the file's), else ''."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            doc = ast.get_docstring(node)
+            if doc:
+                return doc.splitlines()[0]
+    doc = ast.get_docstring(tree)
+    return doc.splitlines()[0] if doc else ""
+
+
+def completion(task_doc, variant_code):
+    design = docstring(variant_code) or "Keep the reference's algorithm."
+    return ("## Performance Analysis\n"
+            f"The reference computes {task_doc[0].lower() + task_doc[1:] if task_doc else 'its result'}\n"
+            "## Algorithm Design\n"
+            f"{design}\n"
+            "## Code Implementation\n"
+            f"```python\n{variant_code.rstrip()}\n```\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--crucible", default="build/bin/crucible", help="the crucible binary")
+    ap.add_argument("--config", default="", help="config whose [rollout] decides the prompt (template, platform, tasks_dir)")
+    ap.add_argument("--tasks", default="configs/tasks/cpu", help="folder of task folders (configs/tasks/cpu)")
+    ap.add_argument("--prefix", default="cpu", help="task id prefix (cpu)")
+    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="comma-separated variant names")
+    ap.add_argument("--out", required=True, help="JSON Lines file to write")
+    a = ap.parse_args()
+    lines = []
+    for task_dir in sorted(p for p in pathlib.Path(a.tasks).iterdir() if (p / "task.py").is_file()):
+        task_id = f"{a.prefix}/{task_dir.name}"
+        cmd = [a.crucible, "rollout", "--print-prompt", task_id]
+        if a.config:
+            cmd += ["--config", a.config]
+        prompt = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        task_doc = docstring((task_dir / "task.py").read_text(), "Model")
+        for variant in a.variants.split(","):
+            f = task_dir / f"{variant}.py"
+            if not f.is_file():
+                continue
+            lines.append({"prompt": prompt, "completion": completion(task_doc, f.read_text()), "task": task_id,
+                          "variant": variant})
+    out = pathlib.Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    print(f"{out}: {len(lines)} examples")
+
+
+if __name__ == "__main__":
+    main()
