@@ -293,6 +293,10 @@ void finish_group(rollout_actor_t* self) {
     else ++st.n.unsettled;
   }
   st.next_group = g.number + 1;
+  // Results a previous incarnation got that this group did not use (it was
+  // sampled at another version) are of no use to any later group.
+  for (auto& [id, r] : st.early) st.client.acknowledge(id);
+  st.early.clear();
   if (done.empty()) {
     spdlog::warn("rollout {}: group {} has no settled sample by its deadline: not sent", st.self_name, g.id);
     acknowledge(st, g.job_ids);
