@@ -8,6 +8,17 @@ include(doctest)
 # (they time things, and a parallel test on a 2-core machine would be noise).
 function(crucible_test name)
   cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS" ${ARGN})
+  # doctest_discover_tests splits a test name at ';' into two CTest tests
+  # that match nothing: refuse such names here rather than fail in CI.
+  foreach(src IN LISTS T_SOURCES)
+    if(NOT IS_ABSOLUTE ${src})
+      set(src ${CMAKE_CURRENT_SOURCE_DIR}/${src})
+    endif()
+    file(STRINGS ${src} bad REGEX "TEST_CASE\\(\"[^\"]*[;]")
+    if(bad)
+      message(FATAL_ERROR "${src}: a TEST_CASE name contains ';', which CTest splits into two tests; use ','")
+    endif()
+  endforeach()
   add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/doctest_main.cpp ${T_SOURCES})
   target_link_libraries(${name} PRIVATE doctest::doctest ${T_LIBS})
   target_compile_definitions(${name} PRIVATE

@@ -84,7 +84,7 @@ TEST_CASE("a large leap is sent to the endpoint with the model, the key and the 
   ::unsetenv("CRUCIBLE_TEST_JUDGE_KEY");
 }
 
-TEST_CASE("below the leap thresholds nothing is asked and the verdict is a clean skip; above the task's best multiple it is asked") {
+TEST_CASE("below the leap thresholds nothing is asked and the verdict is a clean skip, above the task's best multiple it is asked") {
   fake_endpoint endpoint;
   auto o = options_for(endpoint);
   o.min_speedup = 10;

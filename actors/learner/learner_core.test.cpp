@@ -213,7 +213,7 @@ TEST_CASE("published weights reassemble from chunks in any order, repeats includ
 namespace crucible::learner {
 namespace {
 
-TEST_CASE("SFT JSON Lines become token pairs with eos after the completion; a bad line is named") {
+TEST_CASE("SFT JSON Lines become token pairs with eos after the completion, a bad line is named") {
   const auto tok = *policy::tokenizer::parse(policy::testing::byte_level_tokenizer({}).dump(), "test");
   const auto dir = std::filesystem::temp_directory_path();
   const auto good = dir / ("crucible-sft-" + std::to_string(::getpid()) + ".jsonl");

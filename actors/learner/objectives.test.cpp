@@ -105,7 +105,7 @@ TEST_CASE("the behaviour weight is exp(proximal - behaviour), truncated at the c
   CHECK_FALSE(capped.requires_grad());
 }
 
-TEST_CASE("sequence mean averages each sequence first; token mean averages every token; empty rows count for nothing") {
+TEST_CASE("sequence mean averages each sequence first, token mean averages every token, empty rows count for nothing") {
   auto values = rows({{1, 2, 3}, {4, 0, 0}, {9, 9, 9}});
   auto mask = mask_of({{1, 1, 1}, {1, 0, 0}, {0, 0, 0}});
   CHECK(value(aggregate(values, mask, aggregation::sequence_mean)) == doctest::Approx(3.0));  // (2 + 4) / 2

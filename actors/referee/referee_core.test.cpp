@@ -178,7 +178,7 @@ TEST_CASE("measurements that disagree by more than 10% void the candidate") {
   CHECK(*candidate_ledger(r.kv).best_verified("t") == 0.0);
 }
 
-TEST_CASE("at the thresholds: 3.0 exactly is not verified; a difference of exactly agree_within still agrees") {
+TEST_CASE("at the thresholds: 3.0 exactly is not verified, a difference of exactly agree_within still agrees") {
   rig r;
   r.options.verify_above = 3.0;
   r.options.agree_within = 0.25;  // binary-exact: 4.0 against 5.0 is exactly 25%
@@ -290,7 +290,7 @@ TEST_CASE("a required detector's hack verdict settles as hack with reward 0 and 
   CHECK(r.hacks[0].reason.find("side stream") != std::string::npos);
 }
 
-TEST_CASE("an advisory detector's hack verdict is recorded, not applied; it is not waited for past its deadline") {
+TEST_CASE("an advisory detector's hack verdict is recorded, not applied, it is not waited for past its deadline") {
   rig r;
   r.peer(peer_event("judge-1", m::Role::Detector, {"detect:judge"}, true, false, 1000), 0);
   r.peer(peer_event("slow-1", m::Role::Detector, {"detect:slow"}, true, false, 1000), 0);

@@ -145,7 +145,7 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   std::string address = "tcp://127.0.0.1:" + std::to_string(port);
   child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
             dir + "/hub.log");
-  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 10s));
+  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 30s));
   child evaluator(crucible_binary(),
                   {"evaluator", "--config", config, "--connect", address, "--name", "ev", "--tasks", tasks,
                    "--protocol", "quick"},

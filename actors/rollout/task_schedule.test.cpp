@@ -34,7 +34,7 @@ TEST_CASE("bad task entries are refused naming the entry") {
   CHECK(!load_tasks(tasks, {"nothing/*"}).ok());
 }
 
-TEST_CASE("round robin cycles through the tasks; weighted draws by weight and repeats itself per group number") {
+TEST_CASE("round robin cycles through the tasks, weighted draws by weight and repeats itself per group number") {
   auto two = load_tasks(tasks, {"cpu/gelu_tanh=3", "cpu/scale_relu=1"});
   REQUIRE(two.ok());
   CHECK((*two)[0].weight == 3.0);

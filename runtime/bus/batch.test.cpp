@@ -86,7 +86,7 @@ TEST_CASE("transmit groups direct messages per peer in order, sends large ones a
   CHECK(t.events == std::vector<std::string>{"PeerEvent"});
 }
 
-TEST_CASE("zmq: a batch sent either way arrives as separate frames; a malformed one arrives whole") {
+TEST_CASE("zmq: a batch sent either way arrives as separate frames, a malformed one arrives whole") {
   auto hub = bind_hub_transport("inproc://batch-test");
   REQUIRE(hub.ok());
   auto peer = connect_peer_transport("inproc://batch-test", "p1");

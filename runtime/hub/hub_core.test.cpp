@@ -134,7 +134,7 @@ TEST_CASE("a worker only gets the kinds of job it serves") {
   CHECK(sent(f.deliver("e", reg("e", {"measure"}, 4)), "e", m::Payload::Job).size() == 1);
 }
 
-TEST_CASE("a result reaches the submitter once; the worker is acknowledged when the submitter is") {
+TEST_CASE("a result reaches the submitter once, the worker is acknowledged when the submitter is") {
   fixture f;
   f.deliver("c", reg("c", {}, 0));
   f.deliver("w", reg("w", {"echo"}, 1));

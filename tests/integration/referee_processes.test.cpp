@@ -58,7 +58,7 @@ struct cluster {
     auto c = std::make_unique<child>(crucible_binary(), std::vector<std::string>{"hub", "--config", config, "--bind",
                                                                                 address, "--ledger", dir + "/ledger"},
                                      dir + "/" + log);
-    REQUIRE(wait_for_text(dir + "/" + log, "hub listening", 10s));
+    REQUIRE(wait_for_text(dir + "/" + log, "hub listening", 30s));
     return c;
   }
   // An evaluator pinned to one core (its core set) with taskset.
@@ -237,7 +237,7 @@ TEST_CASE("exactly-once settlement when the hub and its referee are killed with 
   }
 }
 
-TEST_CASE("crucible referee as its own process settles for a hub that runs none; crucible settle prints it") {
+TEST_CASE("crucible referee as its own process settles for a hub that runs none, crucible settle prints it") {
   cluster c("referee-role", "enabled = false\n");
   auto hub = c.hub("hub.log");
   child referee(crucible_binary(),
