@@ -174,7 +174,8 @@ cli::command add_learner_role(CLI::App& app) {
                                       caf::actor_cast<caf::actor>(*actor),
                                       fmt::format("learner ({}, {} groups per batch, max_staleness {}) on {}",
                                                   to_string(options.objective), options.groups_per_batch,
-                                                  options.max_staleness, options.device)};
+                                                  options.max_staleness, options.device),
+                                      {client.actor()}};
                                 });
           }};
 }

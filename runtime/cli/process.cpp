@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 #include <cstdio>
 
 #include <spdlog/spdlog.h>
@@ -73,6 +75,14 @@ int wait_for_shutdown(caf::actor_system& sys, const std::vector<caf::actor>& act
         });
   }
   for (auto& a : actors) self->send_exit(a, caf::exit_reason::user_shutdown);
+  // The actor system's destructor waits for every actor: one that does not
+  // stop (a bug) must not leave the process hanging after a signal.
+  std::thread([code] {
+    std::this_thread::sleep_for(std::chrono::seconds(15));
+    spdlog::critical("actors still running 15 s after shutdown began; exiting anyway");
+    spdlog::default_logger()->flush();
+    std::_Exit(code == 0 ? 1 : code);
+  }).detach();
   return code;
 }
 

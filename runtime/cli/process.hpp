@@ -32,7 +32,10 @@ void install_signal_handlers();
 bool shutdown_requested();
 
 // Blocks until a signal arrives (returns 0) or one of actors goes down
-// (logs its reason and returns 1).
+// (logs its reason and returns 1), then asks every one of actors to exit.
+// Call it last: if the process has not exited 15 s later (an actor that
+// never stops would hang the actor system's destructor), it exits with a
+// critical log line.
 int wait_for_shutdown(caf::actor_system& sys, const std::vector<caf::actor>& actors);
 
 }  // namespace crucible::cli

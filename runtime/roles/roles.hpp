@@ -26,6 +26,7 @@ struct service {
   std::vector<std::string> job_kinds;
   caf::actor actor;
   std::string description;  // for logs
+  std::vector<caf::actor> companions;  // actors the service started beside it (its own bus clients): stopped with it
   bool required = false;          // detectors: registered as required (the referee waits for it)
   std::uint32_t deadline_ms = 0;  // detectors: how long the referee waits for its verdict
 };

@@ -46,9 +46,9 @@ int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, con
   peer.deadline_ms = svc->deadline_ms;
   spdlog::info("{} {}: {}, serving {}", role, peer.name, svc->description, connect);
   auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
-  int code = cli::wait_for_shutdown(sys, {worker, svc->actor});
-  caf::anon_send_exit(svc->actor, caf::exit_reason::user_shutdown);
-  return code;
+  std::vector<caf::actor> actors{worker, svc->actor};
+  actors.insert(actors.end(), svc->companions.begin(), svc->companions.end());
+  return cli::wait_for_shutdown(sys, actors);
 }
 
 }  // namespace crucible::roles
