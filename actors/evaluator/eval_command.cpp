@@ -14,6 +14,7 @@ namespace {
 
 struct eval_args {
   std::string task, candidate, device = "cpu", protocol = "default", cache_dir, scratch_root, statistic;
+  double window_s = 0;  // 0: the protocol's
   std::uint64_t seed = 0;
   bool seed_given = false;
   bool json = false;
@@ -35,6 +36,7 @@ int run_eval(const eval_args& a) {
     }
     protocol->statistic = *s;
   }
+  if (a.window_s > 0) protocol->window_s = a.window_s;
   std::uint64_t seed = a.seed;
   if (!a.seed_given) seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   auto request = load_request(a.task, a.candidate, a.device, seed);
@@ -74,6 +76,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--bucket-statistic", args->statistic,
                   "Override the protocol's bucket statistic: geometric, arithmetic, trimmed, median");
+  cmd->add_option("--window-s", args->window_s,
+                  "Override the protocol's measurement window, seconds (what a measurement that never meets "
+                  "the early stop costs)");
   cmd->add_option("--cores", args->cores, "CPU cores for the worker (default: the last core)")->delimiter(',');
   cmd->add_option("--cache-dir", args->cache_dir, "Compile cache root");
   cmd->add_option("--scratch-root", args->scratch_root, "Where scratch directories go");

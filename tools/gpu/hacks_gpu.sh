@@ -7,6 +7,10 @@
 # Self-contained: needs only the crucible-eval binary (built on the CPU
 # machine, carried over as docs/gpu.md step 4 says) and this checkout.
 # Usage: tools/gpu/hacks_gpu.sh EVAL_BINARY [DEVICE]
+# Environment: CORES (the worker's cores, default crucible eval's: the last
+# core); QUEUE, a directory shared by several runs of this script on
+# different GPUs: each case goes to the first run that claims it (mkdir),
+# and none is claimed once QUEUE/stop exists. The CUDA cases come first.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=${1:?usage: tools/gpu/hacks_gpu.sh EVAL_BINARY [DEVICE]}
@@ -14,10 +18,17 @@ device=${2:-cuda:0}
 work=$(mktemp -d)
 pass=0
 fail=0
+n=0
+claim() {  # claim: true when this run evaluates the next case
+  n=$((n + 1))
+  [[ -z "${QUEUE:-}" ]] && return 0
+  [[ ! -e "$QUEUE/stop" ]] && mkdir "$QUEUE/$n" 2>/dev/null
+}
 row() {  # row CANDIDATE TASK EXPECTED_STATUS EXPECTED_DEFENCES(|-separated, or "-" for none)
   local out
+  claim || return 0
   out=$("$bin" eval --task "$2" --candidate "$1" --device "$device" --protocol quick --seed 11 --json \
-        2>"$work/err")
+        ${CORES:+--cores "$CORES"} 2>"$work/err")
   if python3 - "$1" "$3" "$4" "$out" "$work/err" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 import json, sys
 cand, status, defences, out, err = sys.argv[1:6]
@@ -40,7 +51,7 @@ echo "== hack catalogue on $device"
 while read -r cand task status defences; do
   [[ -z "$cand" || "$cand" == \#* ]] && continue
   row "$cand" "$task" "$status" "$defences"
-done < tests/hacks/manifest.txt
+done < <(grep '^tests/hacks/cuda/' tests/hacks/manifest.txt; grep -v '^tests/hacks/cuda/' tests/hacks/manifest.txt)
 echo "== legitimate variants on $device (must settle ok: no false positives)"
 for task in configs/tasks/cpu/*/task.py; do
   for v in faster equal slower; do

@@ -41,66 +41,21 @@ res=${RESULTS:-$work}
 rm -rf "$work" && mkdir -p "$work/identity" "$res"
 t_start=$SECONDS
 
-if [[ -n "$debs" ]]; then
-  echo "=== Debian packages from $debs"
-  mkdir -p /tmp/deb && for f in "$debs"/*.deb; do dpkg -x "$f" /tmp/deb; done
-  cp -rn /tmp/deb/usr/* /usr/ 2>/dev/null
-  ldconfig
-fi
-
-echo "=== build ($build)"
-gen=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
-cmake -S . -B "$build" -G "$gen" -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_WITH_TORCH=OFF -DCRUCIBLE_TESTS=OFF \
-  -DCRUCIBLE_ACTORS=evaluator -DCRUCIBLE_PYTHON="$(command -v "$py")" >"$work/cmake.log" 2>&1 ||
-  { tail -40 "$work/cmake.log"; exit 1; }
-cmake --build "$build" -j"${JOBS:-$(nproc)}" --target crucible-bench-eval >"$work/build.log" 2>&1 ||
-  { tail -40 "$work/build.log"; exit 1; }
-# The worker imports flatbuffers' Python runtime, which the torch venv may lack.
-if ! "$py" -c 'import flatbuffers' 2>/dev/null; then
-  for d in "$repo/.pyflat/flatbuffers" /usr/lib/python3/dist-packages/flatbuffers; do
-    [[ -d "$d" ]] && { cp -r "$d" "$build/generated/python/"; break; }
-  done
-fi
+source "$repo/tools/gpu/kernelbench_common.sh"
+[[ -n "$debs" ]] && unpack_debs "$debs"
+build_evaluator "$build" "$py" "$work" crucible-bench-eval || exit 1
 echo "build and set-up: $((SECONDS - t_start)) s"
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 
-# 20 identity tasks (level 1 and 2), the known-faster rewrites, one inline kernel.
-identity=(level1/1_Square_matrix_multiplication_ level1/4_Matrix_vector_multiplication_
-  level1/9_Tall_skinny_matrix_multiplication_ level1/12_Matmul_with_diagonal_matrices_ level1/19_ReLU
-  level1/23_Softmax level1/26_GELU_ level1/36_RMSNorm_ level1/40_LayerNorm
-  level1/47_Sum_reduction_over_a_dimension level1/88_MinGPTNewGelu level1/97_CosineSimilarityLoss
-  level2/1_Conv2D_ReLU_BiasAdd level2/12_Gemm_Multiply_LeakyReLU level2/14_Gemm_Divide_Sum_Scaling
-  level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp level2/29_Matmul_Mish_Mish
-  level2/40_Matmul_Scaling_ResidualAdd level2/66_Matmul_Dropout_Mean_Softmax level2/76_Gemm_Add_ReLU)
-faster=(level1/12_Matmul_with_diagonal_matrices_:level1_12_diag_broadcast
-  level1/88_MinGPTNewGelu:level1_88_gelu_tanh_fused level2/14_Gemm_Divide_Sum_Scaling:level2_14_gemm_sum_folded
-  level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp:level2_18_linear_sum
-  level2/40_Matmul_Scaling_ResidualAdd:level2_40_scale_residual_folded
-  level2/66_Matmul_Dropout_Mean_Softmax:level2_66_softmax_of_one)
-if [[ "${SMOKE:-0}" == 1 ]]; then
-  identity=(level1/12_Matmul_with_diagonal_matrices_)
-  faster=("${faster[0]}")
-  repeat=1
-fi
-short() { echo "$1" | sed 's#level\([12]\)/\([0-9]*\)_.*#L\1-\2#'; }
+kernelbench_jobs "$kb" "$work"
+[[ "${SMOKE:-0}" == 1 ]] && repeat=1
 jobs=$work/jobs.txt
-for t in "${identity[@]}"; do
-  c=$work/identity/$(basename "$t").py
-  cp "$kb/$t.py" "$c" && printf '\n\nModelNew = Model\n' >>"$c"
-  echo "identity/$(short "$t") $kb/$t.py $c" >>"$jobs"
-done
-for f in "${faster[@]}"; do
-  t=${f%%:*}
-  echo "faster/$(short "$t")-${f#*:} $kb/$t.py $repo/tools/gpu/kernelbench_faster/${f#*:}.py" >>"$jobs"
-done
 if [[ -n "${ONLY:-}" ]]; then
   grep -E "^(${ONLY// /|}) " "$jobs" >"$jobs.only"
   mv "$jobs.only" "$jobs"
 fi
 cp "$jobs" "$work/jobs_baseline.txt"
-echo "compile/L1-19-relu_inline_cuda $kb/level1/19_ReLU.py $repo/tools/gpu/kernelbench_faster/level1_19_relu_inline_cuda.py" \
-  >"$work/jobs_compile.txt"
 
 # The baseline first: a run of crucible stopped at its budget leaves no
 # worker holding the GPU while the baseline times.

@@ -71,6 +71,12 @@ def main():
         every = [e for v in ours.values() for e in v]
         print("- evaluations per hour (sums of evaluation durations): %.0f over %d evaluations" % (
             3600 * len(every) / sum(durations), len(every)))
+        statuses = {}
+        for e in every:
+            statuses[e["status"]] = statuses.get(e["status"], 0) + 1
+        fired = sorted({"%s: %s" % (e["job"], ",".join(e["defences_fired"])) for e in every if e.get("defences_fired")})
+        print("- statuses: %s; defences fired: %s" % (
+            ", ".join("%d %s" % (n, s) for s, n in sorted(statuses.items())), "; ".join(fired) or "none"))
         needed = [e for e in every if e.get("compiled")]
         print("- compile cache: %d of %d evaluations that needed a compile were hits" % (
             sum(1 for e in needed if e.get("compile_cache_hit")), len(needed)))

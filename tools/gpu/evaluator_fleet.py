@@ -1,0 +1,157 @@
+"""An evaluator fleet on one GPU machine: one evaluator per GPU, each taking
+the next evaluation from one shared queue as soon as it is free (what the
+hub's credit-based dispatch does), until the queue is empty or the deadline.
+
+Issue 9's fleet rows and issue 3's repeats come from runs of this script
+over the same jobs with 1, 2 and 4 GPUs (tools/gpu/evaluator_fleet.sh).
+Every evaluation is one `crucible-eval eval --json` (a fresh sandboxed
+worker, as every evaluation gets anyway) on `--device cuda:G` with its
+worker pinned to its own core; the compile cache is shared, so an inline
+candidate compiles once for the whole fleet.
+
+Output: one JSON line per evaluation (crucible eval's fields plus job,
+repeat, gpu, start_s and end_s from the fleet's start), then one line with
+"summary": evaluations, wall seconds, evaluations per hour, the busy
+fraction of each GPU (seconds with an evaluation running / wall) and its
+mean nvidia-smi utilization (the share of time a kernel ran) over the run.
+
+Usage: python evaluator_fleet.py --bin CRUCIBLE_EVAL --jobs FILE --gpus 0,1
+         --out FILE [--repeat-index 1] [--protocol default] [--window-s 0]
+         [--deadline-s 600] [--first-core 8] [--cache-dir DIR]
+"""
+
+import argparse
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+
+def read_jobs(path):
+    """`NAME TASK CANDIDATE` lines, as crucible-bench-eval --jobs reads them."""
+    jobs = []
+    for line in open(path):
+        fields = line.split("#", 1)[0].split()
+        if fields:
+            jobs.append(tuple(fields))
+    return jobs
+
+
+class Utilization:
+    """nvidia-smi's utilization.gpu of the fleet's GPUs, sampled every 200 ms
+    while the fleet runs."""
+
+    def __init__(self, gpus):
+        self.samples = {g: [] for g in gpus}
+        self._proc = subprocess.Popen(
+            ["nvidia-smi", "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits", "-lms", "200",
+             "-i", ",".join(map(str, gpus))], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self._proc.stdout:
+            try:
+                g, u = (int(x) for x in line.split(","))
+            except ValueError:
+                continue
+            if g in self.samples:
+                self.samples[g].append(u)
+
+    def stop(self):
+        self._proc.terminate()
+        self._proc.wait()
+        return {g: (sum(s) / len(s) / 100 if s else None) for g, s in self.samples.items()}
+
+
+def evaluate(args, gpu, job, seed, deadline):
+    """One evaluation of job on cuda:gpu; None when the deadline cut it."""
+    name, task, cand = job
+    cmd = [args.bin, "eval", "--task", task, "--candidate", cand, "--device", "cuda:%d" % gpu,
+           "--protocol", args.protocol, "--seed", str(seed), "--json", "--cores", str(args.first_core + gpu)]
+    if args.window_s > 0:
+        cmd += ["--window-s", str(args.window_s)]
+    if args.cache_dir:
+        cmd += ["--cache-dir", args.cache_dir]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the evaluator and its worker's group are in this session
+        proc.communicate()
+        return None
+    lines = out.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"status": "evaluator_failed", "reward": 0, "reason": err[-400:], "duration_s": 0}
+    return json.loads(lines[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--jobs", required=True)
+    ap.add_argument("--gpus", required=True, help="comma-separated CUDA indices, one evaluator each")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--repeat-index", type=int, default=1, help="recorded as `repeat`; part of each seed")
+    ap.add_argument("--protocol", default="default")
+    ap.add_argument("--window-s", type=float, default=0, help="override the protocol's window (0: keep)")
+    ap.add_argument("--deadline-s", type=float, default=600)
+    ap.add_argument("--first-core", type=int, default=8, help="the worker of GPU g runs on core first+g")
+    ap.add_argument("--cache-dir", default="")
+    args = ap.parse_args()
+
+    gpus = [int(g) for g in args.gpus.split(",")]
+    todo = queue.Queue()
+    for i, job in enumerate(read_jobs(args.jobs)):
+        todo.put((i, job))
+    out = open(args.out, "a")
+    lock = threading.Lock()
+    busy = {g: 0.0 for g in gpus}
+    t0 = time.monotonic()
+    deadline = t0 + args.deadline_s
+    cut, finished = [], []
+
+    def evaluator(gpu):
+        while time.monotonic() < deadline:
+            try:
+                i, job = todo.get_nowait()
+            except queue.Empty:
+                return
+            start = time.monotonic()
+            row = evaluate(args, gpu, job, 1000 * args.repeat_index + i, deadline)
+            end = time.monotonic()
+            with lock:
+                busy[gpu] += end - start
+                if row is None:
+                    cut.append(job[0])
+                    continue
+                finished.append(job[0])
+                row.update(job=job[0], repeat=args.repeat_index, gpu=gpu, start_s=round(start - t0, 2),
+                           end_s=round(end - t0, 2))
+                print(json.dumps(row), file=out, flush=True)
+                print("cuda:%d %-44s %-10s %6.3f %5.1f s" % (gpu, job[0], row["status"], row.get("speedup_raw", 0),
+                                                            row["duration_s"]), file=sys.stderr, flush=True)
+
+    util = Utilization(gpus)
+    threads = [threading.Thread(target=evaluator, args=(g,)) for g in gpus]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    utilization = util.stop()
+    summary = {"summary": True, "gpus": gpus, "repeat": args.repeat_index, "evaluations": len(finished),
+               "wall_s": round(wall, 1), "evaluations_per_hour": round(3600 * len(finished) / wall, 1),
+               "cut_by_deadline": cut, "left_in_queue": todo.qsize(),
+               "busy_fraction": {g: round(busy[g] / wall, 3) for g in gpus},
+               "utilization": {g: (round(u, 3) if u is not None else None) for g, u in utilization.items()}}
+    print(json.dumps(summary), file=out, flush=True)
+    print(json.dumps(summary), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

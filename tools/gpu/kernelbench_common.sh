@@ -1,0 +1,78 @@
+# Sourced by the KernelBench scripts of tools/gpu (kernelbench_eval.sh,
+# evaluator_fleet.sh): the set-up of a bare GPU machine, the build of the
+# evaluator there and issue 3's job list. Functions only; the caller sets
+# `set -uo pipefail` and its own variables.
+
+# unpack_debs DIR: Debian 12 packages of crucible's dependencies into /usr
+# (docs/gpu.md step 2; `-n` never overwrites what the machine has).
+unpack_debs() {
+  echo "=== Debian packages from $1"
+  mkdir -p /tmp/deb && for f in "$1"/*.deb; do dpkg -x "$f" /tmp/deb; done
+  cp -rn /tmp/deb/usr/* /usr/ 2>/dev/null
+  ldconfig
+}
+
+# build_evaluator BUILD_DIR PYTHON LOG_DIR TARGET...: the evaluator alone (no
+# LibTorch) against PYTHON, whose torch the sandbox workers use; the
+# flatbuffers Python runtime copied beside the generated code when PYTHON
+# lacks it (the torch venv does).
+build_evaluator() {
+  local build=$1 py=$2 logs=$3
+  shift 3
+  local gen
+  gen=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+  echo "=== build ($build: $*)"
+  cmake -S . -B "$build" -G "$gen" -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_WITH_TORCH=OFF -DCRUCIBLE_TESTS=OFF \
+    -DCRUCIBLE_ACTORS=evaluator -DCRUCIBLE_PYTHON="$(command -v "$py")" >"$logs/cmake.log" 2>&1 ||
+    { tail -40 "$logs/cmake.log"; return 1; }
+  cmake --build "$build" -j"${JOBS:-$(nproc)}" --target "$@" >"$logs/build.log" 2>&1 ||
+    { tail -40 "$logs/build.log"; return 1; }
+  if ! "$py" -c 'import flatbuffers' 2>/dev/null; then
+    local d
+    for d in "$PWD/.pyflat/flatbuffers" /usr/lib/python3/dist-packages/flatbuffers; do
+      [[ -d "$d" ]] && { cp -r "$d" "$build/generated/python/"; break; }
+    done
+  fi
+}
+
+# kernelbench_jobs KERNELBENCH_DIR WORK: issue 3's jobs as `NAME TASK
+# CANDIDATE` lines (crucible-bench-eval --jobs), into WORK/jobs.txt: identity
+# candidates (the task file plus `ModelNew = Model`, written under
+# WORK/identity) of 20 level 1 and 2 tasks, then the known-faster rewrites of
+# tools/gpu/kernelbench_faster; and WORK/jobs_compile.txt, an inline CUDA
+# candidate whose evaluations after the first are compile-cache hits.
+# SMOKE=1 keeps one identity and one rewrite.
+kernelbench_jobs() {
+  local kb=$1 work=$2 repo=$PWD t f c
+  local identity=(level1/1_Square_matrix_multiplication_ level1/4_Matrix_vector_multiplication_
+    level1/9_Tall_skinny_matrix_multiplication_ level1/12_Matmul_with_diagonal_matrices_ level1/19_ReLU
+    level1/23_Softmax level1/26_GELU_ level1/36_RMSNorm_ level1/40_LayerNorm
+    level1/47_Sum_reduction_over_a_dimension level1/88_MinGPTNewGelu level1/97_CosineSimilarityLoss
+    level2/1_Conv2D_ReLU_BiasAdd level2/12_Gemm_Multiply_LeakyReLU level2/14_Gemm_Divide_Sum_Scaling
+    level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp level2/29_Matmul_Mish_Mish
+    level2/40_Matmul_Scaling_ResidualAdd level2/66_Matmul_Dropout_Mean_Softmax level2/76_Gemm_Add_ReLU)
+  local faster=(level1/12_Matmul_with_diagonal_matrices_:level1_12_diag_broadcast
+    level1/88_MinGPTNewGelu:level1_88_gelu_tanh_fused level2/14_Gemm_Divide_Sum_Scaling:level2_14_gemm_sum_folded
+    level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp:level2_18_linear_sum
+    level2/40_Matmul_Scaling_ResidualAdd:level2_40_scale_residual_folded
+    level2/66_Matmul_Dropout_Mean_Softmax:level2_66_softmax_of_one)
+  if [[ "${SMOKE:-0}" == 1 ]]; then
+    identity=(level1/12_Matmul_with_diagonal_matrices_)
+    faster=("${faster[0]}")
+  fi
+  mkdir -p "$work/identity"
+  : >"$work/jobs.txt"
+  for t in "${identity[@]}"; do
+    c=$work/identity/$(basename "$t").py
+    cp "$kb/$t.py" "$c" && printf '\n\nModelNew = Model\n' >>"$c"
+    echo "identity/$(_kb_short "$t") $kb/$t.py $c" >>"$work/jobs.txt"
+  done
+  for f in "${faster[@]}"; do
+    t=${f%%:*}
+    echo "faster/$(_kb_short "$t")-${f#*:} $kb/$t.py $repo/tools/gpu/kernelbench_faster/${f#*:}.py" >>"$work/jobs.txt"
+  done
+  echo "compile/L1-19-relu_inline_cuda $kb/level1/19_ReLU.py $repo/tools/gpu/kernelbench_faster/level1_19_relu_inline_cuda.py" \
+    >"$work/jobs_compile.txt"
+}
+
+_kb_short() { echo "$1" | sed 's#level\([12]\)/\([0-9]*\)_.*#L\1-\2#'; }
