@@ -1,26 +1,27 @@
 #!/usr/bin/env bash
-# Issues 3, 4 and 9 on one 4-GPU machine, in one call: the evaluator fleet
+# Issues 3, 4 and 9 on one GPU machine, in one call: the evaluator fleet
 # (evaluator_fleet.py: one evaluator per GPU, one shared queue) over issue
 # 3's KernelBench jobs (20 identity candidates, the known-faster rewrites,
-# an inline CUDA candidate), with the sandbox defences on, as three passes:
-#   phase 1, side by side on disjoint GPUs:
-#     cuda:0      the 1-GPU fleet, pass 1
-#     cuda:2,3    the 2-GPU fleet, pass 2
-#     cuda:1      the KernelBench-style baseline (3 repeats)
-#     then each GPU whose work is done takes hack-catalogue cases
-#     (hacks_gpu.sh, shared queue) until the 1-GPU fleet ends;
-#   phase 2: the 4-GPU fleet, pass 3;
-#   phase 3: the rest of the hack catalogue on all 4 GPUs.
-# The three passes are each job's 3 repeats (issue 3) and the fleet rows of
-# issue 9; repeats on different GPUs under load give verification's
+# an inline CUDA candidate), with the sandbox defences on, as three passes,
+# pass i on the first FLEETS[i] GPUs; the GPUs a pass leaves free take
+# hack-catalogue cases (hacks_gpu.sh, one shared queue) meanwhile, and
+# during pass 1 cuda:1 first runs the KernelBench-style baseline (3
+# repeats). Then the rest of the catalogue on every GPU until the budget
+# ends. The three passes are each job's 3 repeats (issue 3) and the fleet
+# rows of issue 9; repeats on different GPUs under load give verification's
 # agreement. Tables: kernelbench_table.py (issue 3), fleet_table.py (issue
 # 9) and the catalogue's PASS/FAIL rows (issue 4).
 #
 # Usage: tools/gpu/evaluator_fleet.sh KERNELBENCH_DIR [DEB_DIR]  (as kernelbench_eval.sh)
-# Environment: RESULTS (where the JSON lines, logs and tables go; at most
-# 8 files); BUDGET_S (530): everything ends within that many seconds of the
-# start; WINDOW_S (30): the measurement window (the default protocol's is
-# 120 s; it limits only evaluations that never meet the early stop); PYTHON.
+# Environment: RESULTS (where the JSON lines, logs and tables go: 7 files);
+# BUDGET_S (530): everything ends within that many seconds of the start;
+# FLEETS (GPUs per pass; "1 2 4" with 4 GPUs or more, else "1 2 2");
+# PASS_S (240): the seconds one GPU takes for a pass, from which each pass's
+# deadline leaves room for the passes after it;
+# WINDOW_S (30): the measurement window (the default protocol's is 120 s;
+# it limits only evaluations that never meet the early stop); HACKS (a
+# regular expression: the catalogue cases and task-set variants to run;
+# default all); PYTHON.
 set -uo pipefail
 if (($# < 1)); then
   sed -n '2,/^set -uo/p' "$0" | grep '^#'
@@ -51,53 +52,60 @@ left() {  # left N: seconds until N seconds before the end (0 when past)
   local s=$((end - $1 - SECONDS))
   echo $((s > 0 ? s : 0))
 }
-fleet() {  # fleet GPUS REPEAT_INDEX SECONDS_BEFORE_END
+fleet() {  # fleet GPUS PASS SECONDS_BEFORE_END
   "$py" "$repo/tools/gpu/evaluator_fleet.py" --bin "$bin" --jobs "$work/fleet_jobs.txt" --gpus "$1" \
-    --out "$res/fleet$(($(tr -cd , <<<"$1" | wc -c) + 1)).jsonl" --repeat-index "$2" \
+    --out "$res/fleet-pass$2.jsonl" --repeat-index "$2" \
     --window-s "${WINDOW_S:-30}" --deadline-s "$(left "$3")" --cache-dir "$work/cache"
 }
-hacks() {  # hacks GPU: catalogue cases from the shared queue until it is empty or stopped
-  QUEUE=$work/hackq CORES=$((20 + $1)) "$repo/tools/gpu/hacks_gpu.sh" "$bin" "cuda:$1" >>"$work/hacks$1.log" 2>&1
-}
-
-echo "=== phase 1: 1-GPU fleet on cuda:0, 2-GPU fleet on cuda:2,3, baseline on cuda:1"
-fleet 0 1 150 &
-one=$!
-{
-  CUDA_VISIBLE_DEVICES=1 timeout "$(left 150)" "$py" "$repo/tools/gpu/kernelbench_style_timing.py" \
+baseline() {  # baseline SECONDS_BEFORE_END: the KernelBench-style timing of the jobs on cuda:1, 3 repeats
+  CUDA_VISIBLE_DEVICES=1 timeout "$(left "$1")" "$py" "$repo/tools/gpu/kernelbench_style_timing.py" \
     --jobs "$work/jobs.txt" --repeat 3 --out "$res/kernelbench_style.jsonl"
   echo "baseline done at $SECONDS s"
-  hacks 1
-} &
-base=$!
-{ fleet 2,3 2 150; echo "2-GPU fleet done at $SECONDS s"; hacks 2 & hacks 3; wait; } &
-two=$!
-wait $one
-echo "1-GPU fleet done at $SECONDS s"
-touch "$work/hackq/stop"
-wait $base $two
+}
+hacks() {  # hacks GPU: catalogue cases from the shared queue until it is empty or stopped
+  QUEUE=$work/hackq CORES=$((20 + $1)) ONLY=${HACKS:-} "$repo/tools/gpu/hacks_gpu.sh" "$bin" "cuda:$1" >>"$work/hacks$1.log" 2>&1
+}
 
-echo "=== phase 2: 4-GPU fleet at $SECONDS s"
-fleet 0,1,2,3 3 45
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
+read -ra fleets <<<"${FLEETS:-$( ((ngpu >= 4)) && echo "1 2 4" || echo "1 2 2")}"
+pass=0
+for n in "${fleets[@]}"; do
+  pass=$((pass + 1))
+  ((n <= ngpu)) || { echo "skipping a $n-GPU pass: $ngpu GPUs"; continue; }
+  echo "=== pass $pass: $n-GPU fleet at $SECONDS s; the other GPUs take catalogue cases"
+  reserve=25  # for the passes after this one, at PASS_S / GPUs each
+  for m in "${fleets[@]:pass}"; do reserve=$((reserve + ${PASS_S:-240} / m)); done
+  fleet "$(seq -s, 0 $((n - 1)))" "$pass" "$reserve" &
+  running=$!
+  for ((g = n; g < ngpu; g++)); do
+    if ((pass == 1 && g == 1)); then
+      { baseline "$reserve"; hacks 1; } &
+    else
+      hacks "$g" &
+    fi
+  done
+  wait "$running"
+  echo "$n-GPU fleet done at $SECONDS s"
+  touch "$work/hackq/stop"
+  wait
+  rm -f "$work/hackq/stop"
+done
 
-echo "=== phase 3: the rest of the hack catalogue at $SECONDS s"
-rm -f "$work/hackq/stop"
+echo "=== the rest of the hack catalogue on $ngpu GPUs at $SECONDS s"
 (sleep "$(left 20)"; touch "$work/hackq/stop") &
 stopper=$!
-for g in 0 1 2 3; do hacks $g & done
+for ((g = 0; g < ngpu; g++)); do hacks "$g" & done
 wait $(jobs -p | grep -vx "$stopper")
 kill "$stopper" 2>/dev/null
 
 echo "=== tables at $SECONDS s"
 cat "$work"/hacks*.log >"$res/hacks.log"
 grep -h '^PASS\|^FAIL' "$res/hacks.log" | sort -k2 | tee "$res/hacks_table.txt"
-echo "hack catalogue: $(grep -c '^PASS' "$res/hacks_table.txt") passed, $(grep -c '^FAIL' "$res/hacks_table.txt") failed," \
-  "$(ls "$work/hackq" | grep -cv stop) of $(($(grep -c . <(grep -v '^#' tests/hacks/manifest.txt)) + \
-  $(ls configs/tasks/cpu/*/{faster,equal,slower}.py 2>/dev/null | wc -l))) cases reached"
-grep -hv '"summary"' "$res"/fleet*.jsonl >"$work/crucible.jsonl"
+echo "hack catalogue: $(grep -c '^PASS' "$res/hacks_table.txt") passed, $(grep -c '^FAIL' "$res/hacks_table.txt") failed"
+grep -hv '"summary"' "$res"/fleet-pass*.jsonl >"$work/crucible.jsonl"
 {
   "$py" "$repo/tools/gpu/kernelbench_table.py" "$work/crucible.jsonl" "$res/kernelbench_style.jsonl"
   echo
-  "$py" "$repo/tools/gpu/fleet_table.py" "$res"/fleet*.jsonl
+  "$py" "$repo/tools/gpu/fleet_table.py" "$res"/fleet-pass*.jsonl
 } | tee "$res/tables.md"
 echo "total: $SECONDS s"

@@ -10,7 +10,8 @@
 # Environment: CORES (the worker's cores, default crucible eval's: the last
 # core); QUEUE, a directory shared by several runs of this script on
 # different GPUs: each case goes to the first run that claims it (mkdir),
-# and none is claimed once QUEUE/stop exists. The CUDA cases come first.
+# and none is claimed once QUEUE/stop exists; ONLY, an extended regular
+# expression: only candidates whose path matches. The CUDA cases come first.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 bin=${1:?usage: tools/gpu/hacks_gpu.sh EVAL_BINARY [DEVICE]}
@@ -26,6 +27,7 @@ claim() {  # claim: true when this run evaluates the next case
 }
 row() {  # row CANDIDATE TASK EXPECTED_STATUS EXPECTED_DEFENCES(|-separated, or "-" for none)
   local out
+  [[ -n "${ONLY:-}" && ! "$1" =~ $ONLY ]] && return 0
   claim || return 0
   out=$("$bin" eval --task "$2" --candidate "$1" --device "$device" --protocol quick --seed 11 --json \
         ${CORES:+--cores "$CORES"} 2>"$work/err")
