@@ -20,7 +20,7 @@ function(crucible_test name)
     endif()
   endforeach()
   add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/doctest_main.cpp ${T_SOURCES})
-  target_link_libraries(${name} PRIVATE doctest::doctest ${T_LIBS})
+  target_link_libraries(${name} PRIVATE doctest::doctest ${T_LIBS} crucible_base)
   target_compile_definitions(${name} PRIVATE
     CRUCIBLE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     CRUCIBLE_BINARY_DIR="${CMAKE_BINARY_DIR}")

@@ -70,7 +70,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--candidate", args->candidate, "Candidate file (defines ModelNew)")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--device", args->device, "cpu or cuda:N")->capture_default_str();
-  cmd->add_option("--protocol", args->protocol, "Measurement protocol: default, paper, quick")->capture_default_str();
+  cmd->add_option("--protocol", args->protocol, "Measurement protocol: default, paper, quick, smoke")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of every input and round order (default: random, reported)")
       ->each([args](const std::string&) { args->seed_given = true; });
   cmd->add_flag("--json", args->json, "Print one JSON object");

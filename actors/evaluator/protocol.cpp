@@ -39,10 +39,21 @@ result<protocol_options> protocol_by_name(std::string_view name) {
     p.candidate_load_timeout_s = 10;
     return p;
   }
+  if (name == "smoke") {
+    // The CPU quick-start's loop (configs/quickstart.toml): two cores shared
+    // with the learner and the rollouts, and candidates that differ by 1.3x
+    // to 30x, so a shorter window serves; identity lands within about 2%.
+    p = protocol_by_name("quick").value();
+    p.name = "smoke";
+    p.min_rounds = 30;
+    p.stop_relative_stderr = 0.01;
+    p.window_s = 6;
+    return p;
+  }
   return make_error(errc::invalid_argument,
-                    fmt::format("unknown protocol '{}' (default, paper, quick)", name));
+                    fmt::format("unknown protocol '{}' (default, paper, quick, smoke)", name));
 }
 
-std::vector<std::string> protocol_names() { return {"default", "paper", "quick"}; }
+std::vector<std::string> protocol_names() { return {"default", "paper", "quick", "smoke"}; }
 
 }  // namespace crucible::evaluator

@@ -80,6 +80,7 @@ result<worker_session> worker_session::start(const worker_start& how) {
       "PYTHONHASHSEED=0",
       "OMP_NUM_THREADS=" + threads,
       "MKL_NUM_THREADS=" + threads,
+      "OPENBLAS_NUM_THREADS=" + threads,
       "CUDA_VISIBLE_DEVICES=" + how.cuda_visible_devices,
       "LANG=C.UTF-8",
       // Freed tensors stay in the heap instead of going back to the OS, so

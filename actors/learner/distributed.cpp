@@ -1,5 +1,9 @@
 #include "actors/learner/distributed.hpp"
 
+// PyTorch's wheels ship c10d's Gloo header but not gloo's own headers: Gloo
+// builds where they are (Debian's LibTorch), join_gloo says unavailable elsewhere.
+#if __has_include(<gloo/algorithm.h>)
+#define CRUCIBLE_WITH_GLOO 1
 // The c10d Gloo headers are guarded by the macro LibTorch's build defines.
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO 1
@@ -8,8 +12,13 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include <map>
+#else
+#define CRUCIBLE_WITH_GLOO 0
+#endif
 
 namespace crucible::learner {
+
+#if CRUCIBLE_WITH_GLOO
 
 namespace {
 
@@ -67,5 +76,17 @@ result<std::unique_ptr<collective>> join_gloo(const gloo_options& o) {
                                              o.store_path + ": " + e.what());
   }
 }
+
+bool gloo_available() { return true; }
+
+#else
+
+bool gloo_available() { return false; }
+
+result<std::unique_ptr<collective>> join_gloo(const gloo_options&) {
+  return make_error(errc::unavailable, "gloo: this build's LibTorch ships no gloo headers (PyTorch's wheels)");
+}
+
+#endif
 
 }  // namespace crucible::learner

@@ -1,7 +1,8 @@
 // Data parallelism over processes with LibTorch's c10d: a collective
-// (trainer.hpp) backed by ProcessGroupGloo (CPU tensors; NCCL on GPUs is not
-// wired yet). Ranks rendezvous through a FileStore on a file system they
-// share. Every rank builds the same trainer around its collective and is given
+// (trainer.hpp) backed by ProcessGroupGloo (any tensors, summed on the CPU)
+// or, where LibTorch was built with CUDA and NCCL (PyTorch's wheels, not
+// Debian's CPU LibTorch), ProcessGroupNCCL (summed on the GPU). Ranks
+// rendezvous through a FileStore on a file system they share. Every rank builds the same trainer around its collective and is given
 // the same batches; see collective for how the work is split.
 // Includes LibTorch (through trainer.hpp): learner files only.
 #pragma once
@@ -22,9 +23,31 @@ struct gloo_options {
   std::chrono::milliseconds timeout{60000};  // a collective that waits longer fails; default 60 s
 };
 
+// Whether this build has ProcessGroupGloo (Debian's LibTorch does; PyTorch's
+// wheels lack gloo's headers).
+bool gloo_available();
+
 // Joins the group (blocks until every rank has joined or the timeout).
 // invalid_argument for a bad rank, world size or empty store path;
-// unavailable when c10d cannot connect.
+// unavailable when c10d cannot connect or this build has no Gloo.
 result<std::unique_ptr<collective>> join_gloo(const gloo_options& options);
+
+struct nccl_options {
+  int rank = 0;
+  int world_size = 1;
+  std::string store_path;  // rendezvous file, as gloo_options::store_path
+  int device = 0;          // this rank's CUDA device index (0 when each rank sees one GPU); default 0
+  std::chrono::milliseconds timeout{600000};  // a collective that waits longer fails; default 10 min
+};
+
+// Whether this build has ProcessGroupNCCL (distributed_nccl.cpp; CMake's
+// CRUCIBLE_WITH_NCCL).
+bool nccl_available();
+
+// Joins an NCCL group. The collective sums tensors of any device on
+// options.device (CPU tensors are copied there and back), one all-reduce per
+// dtype. invalid_argument as join_gloo; unavailable without NCCL in this
+// build or when c10d cannot connect.
+result<std::unique_ptr<collective>> join_nccl(const nccl_options& options);
 
 }  // namespace crucible::learner

@@ -3,9 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <iterator>
 
+#include "actors/learner/remove_tree.hpp"
 #include "actors/learner/sft_data.hpp"
 #include "actors/learner/trainer.hpp"
 
@@ -58,7 +61,7 @@ status publish(engine& e) {
     e.latest_bytes.clear();
   } else {
     e.latest_bytes = std::move(bytes);
-    fs::remove_all(folder, ec);
+    remove_tree(folder);
   }
   spdlog::info("learner: published {} in {:.3f} s", e.latest.text(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -166,7 +169,7 @@ learner_actor::behavior_type learner_behavior(learner_pointer self, std::shared_
 
 }  // namespace
 
-status run_sft(const learner_options& options, std::uint64_t epochs) try {
+result<publication> run_sft(const learner_options& options, std::uint64_t epochs) try {
   auto tok = policy::tokenizer::load(fs::path(options.policy) / "tokenizer.json");
   if (!tok) return tok.error();
   auto opened = open_engine(options);
@@ -179,6 +182,8 @@ status run_sft(const learner_options& options, std::uint64_t epochs) try {
   if (data->empty()) return make_error(errc::invalid_argument, options.sft_data + ": no examples");
   const auto batch = static_cast<std::size_t>(options.groups_per_batch);
   for (std::uint64_t epoch = 0; epoch < epochs; ++epoch) {
+    // Each epoch in its own order (seeded), so batches mix the file's tasks.
+    std::shuffle(data->begin(), data->end(), std::mt19937_64(options.seed * 1000003 + epoch));
     for (std::size_t start = 0; start < data->size(); start += batch) {
       std::vector<sft_example> slice(data->begin() + static_cast<std::ptrdiff_t>(start),
                                      data->begin() + static_cast<std::ptrdiff_t>(std::min(data->size(), start + batch)));
@@ -189,7 +194,8 @@ status run_sft(const learner_options& options, std::uint64_t epochs) try {
     }
   }
   if (!options.checkpoint_dir.empty()) CRUCIBLE_TRY(e.train->save_checkpoint(options.checkpoint_dir));
-  return publish(e);
+  CRUCIBLE_TRY(publish(e));
+  return e.latest;
 } catch (const c10::Error& err) {
   return make_error(errc::internal, std::string("learner: LibTorch: ") + err.what_without_backtrace());
 }

@@ -63,9 +63,10 @@ result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learn
 // Stage 1 without the bus: trains options.policy on options.sft_data
 // (sft_data.hpp) for `epochs` passes in batches of groups_per_batch, a line
 // of metrics per batch, then checkpoints (when checkpoint_dir is set) and
-// publishes the result (to publish_dir when set). Errors of loading, the
-// data, training or writing.
-status run_sft(const learner_options& options, std::uint64_t epochs);
+// publishes the result (to publish_dir when set: the publication's path is
+// the trained policy's folder). Errors of loading, the data, training or
+// writing.
+result<publication> run_sft(const learner_options& options, std::uint64_t epochs);
 
 }  // namespace crucible::learner
 

@@ -129,6 +129,31 @@ struct learner_args {
 
 }  // namespace
 
+result<roles::service> spawn_learner_service(caf::actor_system& sys, const learner_options& options,
+                                             const std::string& connect, bus::peer_options peer,
+                                             const std::string& name) {
+  peer.name = name + "-events";
+  peer.node = logging::host_name();
+  peer.role = msg::Role::Learner;
+  auto transport = bus::connect_peer_transport(connect, peer.name);
+  if (!transport) return transport.error();
+  node::client_actor_options co;
+  co.peer = peer;
+  auto client = node::spawn_client(sys, co, std::shared_ptr<bus::transport>(std::move(*transport)));
+  auto actor = spawn_learner_actor(sys, options, announce_on(client, name, options.publish_chunk_bytes));
+  if (!actor) {
+    caf::anon_send_exit(client.actor(), caf::exit_reason::user_shutdown);
+    return actor.error();
+  }
+  return roles::service{std::make_shared<learner_handler>(sys, *actor, name),
+                        {"learner.group", "learner.start", "learner.latest", "learner.chunk"},
+                        caf::actor_cast<caf::actor>(*actor),
+                        fmt::format("learner ({}, {} groups per batch, max_staleness {}) on {}",
+                                    to_string(options.objective), options.groups_per_batch, options.max_staleness,
+                                    options.device),
+                        {client.actor()}};
+}
+
 cli::command add_learner_role(CLI::App& app) {
   auto a = std::make_shared<learner_args>();
   auto* cmd = app.add_subcommand("learner", "Run the learner: GRPO or success-only REINFORCE on rollout groups from "
@@ -146,7 +171,7 @@ cli::command add_learner_role(CLI::App& app) {
             if (!a->policy.empty()) options.policy = a->policy;
             if (!a->device.empty()) options.device = a->device;
             if (options.objective == stage::sft) {
-              if (auto s = run_sft(options, a->epochs); !s) return cli::fail(s.error());
+              if (auto p = run_sft(options, a->epochs); !p) return cli::fail(p.error());
               return 0;
             }
             const auto slots = static_cast<std::uint32_t>(options.groups_per_batch + 4);
@@ -156,26 +181,8 @@ cli::command add_learner_role(CLI::App& app) {
             if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
             if (!a->common.connect.empty()) connect = a->common.connect;
             return roles::serve("learner", msg::Role::Learner, slots, a->common,
-                                [options, connect, peer](caf::actor_system& sys,
-                                                         const std::string& name) mutable -> result<roles::service> {
-                                  peer.name = name + "-events";
-                                  peer.node = logging::host_name();
-                                  peer.role = msg::Role::Learner;
-                                  auto transport = bus::connect_peer_transport(connect, peer.name);
-                                  if (!transport) return transport.error();
-                                  node::client_actor_options co;
-                                  co.peer = peer;
-                                  auto client = node::spawn_client(sys, co, std::shared_ptr<bus::transport>(std::move(*transport)));
-                                  auto actor = spawn_learner_actor(sys, options, announce_on(client, name, options.publish_chunk_bytes));
-                                  if (!actor) return actor.error();
-                                  return roles::service{
-                                      std::make_shared<learner_handler>(sys, *actor, name),
-                                      {"learner.group", "learner.start", "learner.latest", "learner.chunk"},
-                                      caf::actor_cast<caf::actor>(*actor),
-                                      fmt::format("learner ({}, {} groups per batch, max_staleness {}) on {}",
-                                                  to_string(options.objective), options.groups_per_batch,
-                                                  options.max_staleness, options.device),
-                                      {client.actor()}};
+                                [options, connect, peer](caf::actor_system& sys, const std::string& name) {
+                                  return spawn_learner_service(sys, options, connect, peer, name);
                                 });
           }};
 }

@@ -14,11 +14,24 @@
 // Options: [learner] (docs/configuration.md), [log], [bus].
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
+#include "actors/learner/learner_options.hpp"
+#include "runtime/bus/peer_options.hpp"
 #include "runtime/cli/commands.hpp"
+#include "runtime/roles/roles.hpp"
 
 namespace crucible::learner {
+
+// The learner actor behind its job handler, with its events client joined
+// to the hub at `connect` as NAME-events (peer gives the [bus] settings).
+// `crucible learner` serves it; `crucible run` hosts it in its process.
+// Errors: loading the policy or resuming, connecting the events client.
+result<roles::service> spawn_learner_service(caf::actor_system& sys, const learner_options& options,
+                                             const std::string& connect, bus::peer_options peer,
+                                             const std::string& name);
 
 cli::command add_learner_role(CLI::App& app);
 

@@ -170,27 +170,31 @@ TEST_CASE("success-only REINFORCE: reward 1 pulls up its tokens, a failure contr
   check_close(logp.grad(), {-0.25, -0.25, 0, 0});
 }
 
-// Golden values from PyTorch (tools/gpu/make_learner_golden.py, fp64).
-nlohmann::json golden() {
-  std::ifstream in(std::string(CRUCIBLE_SOURCE_DIR) + "/tests/data/learner/objectives_golden.json");
-  REQUIRE(in.good());
+// Golden values from PyTorch (tools/gpu/make_learner_golden.py, fp64):
+// objectives_golden.json made on a CPU, objectives_golden_h200.json made on
+// the H200 (tools/gpu/learner_gpu.sh); the same batch, so both must agree
+// with crucible wherever it runs.
+nlohmann::json golden(const std::string& file) {
+  std::ifstream in(std::string(CRUCIBLE_SOURCE_DIR) + "/tests/data/learner/" + file);
+  REQUIRE_MESSAGE(in.good(), file);
   return nlohmann::json::parse(in);
 }
 
-torch::Tensor tensor_of(const nlohmann::json& j) {
+const char* const golden_files[] = {"objectives_golden.json", "objectives_golden_h200.json"};
+
+torch::Tensor tensor_of(const nlohmann::json& j, const torch::Device& device = torch::kCPU) {
   std::vector<torch::Tensor> r;
   for (const auto& row : j) r.push_back(torch::tensor(row.get<std::vector<double>>(), torch::kFloat64));
-  return torch::stack(r);
+  return torch::stack(r).to(device);
 }
 
 void check_tensor(const torch::Tensor& got, const nlohmann::json& want, double tol = 1e-6) {
-  const double worst = (got.to(torch::kFloat64) - tensor_of(want)).abs().max().item<double>();
+  const double worst = (got.to(torch::kCPU).to(torch::kFloat64) - tensor_of(want)).abs().max().item<double>();
   INFO("largest difference " << worst);
   CHECK(worst <= tol);
 }
 
-TEST_CASE("smoothing and group advantages match PyTorch's golden values") {
-  const auto g = golden();
+void check_smoothing(const nlohmann::json& g) {
   reward_window w(64);
   w.add(g["window"].get<std::vector<double>>());
   std::vector<double> smoothed, advantages;
@@ -211,17 +215,17 @@ TEST_CASE("smoothing and group advantages match PyTorch's golden values") {
   }
 }
 
-TEST_CASE("GRPO, SFT and REINFORCE losses and gradients match PyTorch's golden values") {
-  const auto g = golden();
-  const auto mask = tensor_of(g["mask"]).to(torch::kBool);
-  const auto advantages = torch::tensor(g["advantages"].get<std::vector<double>>(), torch::kFloat64);
+// Every loss of the golden file and its gradient, computed on `device` in fp64.
+void check_losses(const nlohmann::json& g, const torch::Device& device) {
+  const auto mask = tensor_of(g["mask"], device).to(torch::kBool);
+  const auto advantages = torch::tensor(g["advantages"].get<std::vector<double>>(), torch::kFloat64).to(device);
   for (const auto& c : g["grpo"]) {
     INFO("case " << c["name"].get<std::string>());
     grpo_inputs in;
-    in.logp = tensor_of(g["logp"]).requires_grad_(true);
-    in.proximal_logp = tensor_of(g["proximal"]);
-    in.behaviour_logp = tensor_of(g["behaviour"]);
-    in.ref_logp = tensor_of(g["reference"]);
+    in.logp = tensor_of(g["logp"], device).requires_grad_(true);
+    in.proximal_logp = tensor_of(g["proximal"], device);
+    in.behaviour_logp = tensor_of(g["behaviour"], device);
+    in.ref_logp = tensor_of(g["reference"], device);
     in.advantages = advantages;
     in.mask = mask;
     grpo_settings s;
@@ -237,21 +241,45 @@ TEST_CASE("GRPO, SFT and REINFORCE losses and gradients match PyTorch's golden v
     terms.loss.backward();
     check_tensor(in.logp.grad(), c["grad"]);
   }
-  const auto rewards = torch::tensor(g["rewards01"].get<std::vector<double>>(), torch::kFloat64);
+  const auto rewards = torch::tensor(g["rewards01"].get<std::vector<double>>(), torch::kFloat64).to(device);
   for (auto mode : {aggregation::sequence_mean, aggregation::token_mean}) {
     const std::string suffix(to_string(mode));
     INFO("aggregation " << suffix);
-    auto x = tensor_of(g["logp"]).requires_grad_(true);
+    auto x = tensor_of(g["logp"], device).requires_grad_(true);
     auto sft = sft_loss(x, mask, mode);
     CHECK(value(sft) == doctest::Approx(g["sft_" + suffix]["loss"].get<double>()).epsilon(1e-6));
     sft.backward();
     check_tensor(x.grad(), g["sft_" + suffix]["grad"]);
-    auto y = tensor_of(g["logp"]).requires_grad_(true);
+    auto y = tensor_of(g["logp"], device).requires_grad_(true);
     auto rf = reinforce_loss(y, rewards, mask, mode);
     CHECK(value(rf) == doctest::Approx(g["reinforce_" + suffix]["loss"].get<double>()).epsilon(1e-6));
     rf.backward();
     check_tensor(y.grad(), g["reinforce_" + suffix]["grad"]);
   }
+}
+
+TEST_CASE("smoothing and group advantages match PyTorch's golden values") {
+  for (const char* file : golden_files) {
+    INFO(file);
+    check_smoothing(golden(file));
+  }
+}
+
+TEST_CASE("GRPO, SFT and REINFORCE losses and gradients match PyTorch's golden values") {
+  for (const char* file : golden_files) {
+    INFO(file);
+    check_losses(golden(file), torch::kCPU);
+  }
+}
+
+// The H200's golden values checked on the GPU (tools/gpu/learner_gpu.sh runs
+// it there); passes with a note where there is no GPU.
+TEST_CASE("on a GPU, GRPO, SFT and REINFORCE losses and gradients match the H200's golden values") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("skipped: no CUDA device");
+    return;
+  }
+  check_losses(golden("objectives_golden_h200.json"), torch::Device(torch::kCUDA, 0));
 }
 
 }  // namespace

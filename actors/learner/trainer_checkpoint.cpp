@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "actors/learner/remove_tree.hpp"
 #include "actors/learner/trainer.hpp"
 
 namespace crucible::learner {
@@ -89,7 +90,7 @@ status trainer::save_checkpoint(const fs::path& dir) const try {
   const std::string name = "step-" + std::to_string(optimizer_steps_);
   const fs::path tmp = dir / (name + ".tmp"), final_dir = dir / name;
   std::error_code ec;
-  fs::remove_all(tmp, ec);
+  remove_tree(tmp);
   fs::create_directories(tmp, ec);
   if (ec) return make_error(errc::io, tmp.string() + ": cannot create: " + ec.message());
 
@@ -114,7 +115,7 @@ status trainer::save_checkpoint(const fs::path& dir) const try {
                 {"groups_started", gate_.started()}};
   CRUCIBLE_TRY(write_text(tmp / "state.json", state.dump(1)));
 
-  fs::remove_all(final_dir, ec);
+  remove_tree(final_dir);
   fs::rename(tmp, final_dir, ec);
   if (ec) return make_error(errc::io, final_dir.string() + ": cannot rename into place: " + ec.message());
   return write_text(dir / "latest", name + "\n");

@@ -233,6 +233,12 @@ torch::Tensor causal_lm::hidden_states(const torch::Tensor& input_ids, const tor
   auto k_slot = torch::arange(0, keys, long_opts).unsqueeze(0);
   auto mask = (k_slot <= q_slot).unsqueeze(0) & key_mask.to(device_).to(torch::kBool).unsqueeze(1);
   mask = (mask | (k_slot == q_slot).unsqueeze(0)).unsqueeze(1);
+#if CRUCIBLE_HAVE_SDPA
+  // No cache and no padding (the learner's batches of equal lengths): plain
+  // causal attention, which CUDA's flash kernel takes without a mask tensor
+  // (an undefined mask tells attention() so).
+  if (!cache && device_.is_cuda() && tokens > 1 && key_mask.to(torch::kBool).all().item<bool>()) mask = torch::Tensor();
+#endif
 
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     auto& layer = *layers_[i];
@@ -272,7 +278,8 @@ torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x,
     // Prefill on CUDA: the fused kernel, with keys/values repeated per group.
     auto kr = k.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
     auto vr = v.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
-    out = at::scaled_dot_product_attention(q, kr, vr, mask, 0.0, false);
+    out = mask.defined() ? at::scaled_dot_product_attention(q, kr, vr, mask, 0.0, false)
+                         : at::scaled_dot_product_attention(q, kr, vr, {}, 0.0, /*is_causal=*/true);
   }
 #endif
   if (!out.defined()) {

@@ -116,6 +116,15 @@ class policy {
   // tokenizer files into `dir` in the Hugging Face layout.
   status save(const std::filesystem::path& dir, save_options options = {}) const;
 
+  // A policy trained from scratch starts here: `dir` holds config.json and
+  // tokenizer.json but no weights; every matrix and embedding is drawn from
+  // N(0, std^2) with a generator seeded by `seed`, norms start at 1, biases
+  // at 0 (transformers' initialisation for Qwen2 and Llama). Used by
+  // `crucible run` when [run] policy names such a folder. Errors: those of
+  // read_model_config and tokenizer::load.
+  static result<policy> initialize(const std::filesystem::path& dir, std::uint64_t seed, double std = 0.02,
+                                   const model_placement& placement = {});
+
   const model_config& config() const;
   const tokenizer& tok() const { return tokenizer_; }
   // The network, for the learner (include causal_lm.hpp to use it).

@@ -48,7 +48,7 @@ TEST_CASE("every seed example's completion extracts to its variant's code, and i
 }
 
 TEST_CASE("the quick-start tokenizer encodes and decodes the seed corpus exactly, in fewer tokens than bytes") {
-  auto tok = policy::tokenizer::load(root + "/configs/quickstart/tokenizer/tokenizer.json");
+  auto tok = policy::tokenizer::load(root + "/configs/quickstart/policy/tokenizer.json");
   REQUIRE(tok.ok());
   std::ifstream in(root + "/configs/quickstart/seed.jsonl");
   std::string line;

@@ -128,6 +128,16 @@ void submit(rollout_actor_t* self, const std::string& id, const std::string& kin
                    [me, tag](const job_result& r) { caf::anon_send(me, caf::make_message(tag, r)); });
 }
 
+// FNV-1a of a completion's text. It ends each candidate id, so that an id
+// names one completion: a restarted rollout whose group comes out different
+// (the exemplar store grew since) submits new ids instead of being answered
+// with the settlements of other code.
+std::uint64_t text_hash(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 void acknowledge(rollout_state& st, const std::vector<std::string>& ids) {
   for (const auto& id : ids) st.client.acknowledge(id);
 }
@@ -265,7 +275,7 @@ void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars)
   for (std::size_t i = 0; i < gens->size(); ++i) {
     auto& gen = (*gens)[i];
     auto& s = g.samples[i];
-    s.candidate_id = fmt::format("{}/{}", g.id, i);
+    s.candidate_id = fmt::format("{}/{}-{:016x}", g.id, i, text_hash(gen.text));
     s.prompt_ids = std::move(gen.prompt_ids);
     s.completion_ids = std::move(gen.ids);
     s.behaviour_logprobs = std::move(gen.logprobs);

@@ -6,7 +6,8 @@
 // settle_deadline), and sends the group as a RolloutGroup job to the learner
 // (kind learner_job_kind, job id "group/ROLLOUT/gN-vV").
 //
-// Ids are deterministic: candidate "ROLLOUT/gN-vV/i" for group N sampled at
+// Ids are deterministic: candidate "ROLLOUT/gN-vV/i-H" (H: a hash of the
+// completion's text) for group N sampled at
 // policy version V, so a rollout restarted with its state_file resubmits
 // the same ids and gets the referee's stored settlements. Results are
 // acknowledged to the hub only once the learner has the group.

@@ -239,7 +239,7 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
     std::vector<policy::generation> gens;
     for (std::size_t i = 0; i < wire->samples()->size(); ++i) {
       auto* s = wire->samples()->Get(static_cast<flatbuffers::uoffset_t>(i));
-      CHECK(std::string(str(s->candidate_id())) == std::string(str(wire->group_id())) + "/" + std::to_string(i));
+      CHECK(std::string(str(s->candidate_id())).rfind(std::string(str(wire->group_id())) + "/" + std::to_string(i) + "-", 0) == 0);
       const auto& sample = group->samples[i];
       CHECK(sample.completion_ids.size() == 2);
       // The prompt is the contrastive prompt of the task, with the first

@@ -20,7 +20,7 @@ extern "C" void on_signal(int) { stop_requested = true; }
 }  // namespace
 
 const std::vector<std::string>& known_sections() {
-  static const std::vector<std::string> sections{"log", "hub", "bus", "worker", "run", "referee", "detector", "rollout", "learner"};
+  static const std::vector<std::string> sections{"log", "hub", "bus", "worker", "run", "referee", "detector", "rollout", "learner", "sft"};
   return sections;
 }
 

@@ -1,6 +1,6 @@
-// `crucible run`, the quick-start pipeline, end to end: the hub with its
-// referee, a CPU evaluator and the exemplar store in one process over the
-// real bus.
+// `crucible run` job "variants", the reward path end to end: the hub with
+// its referee, a CPU evaluator and the exemplar store in one process over
+// the real bus.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 TEST_CASE("crucible run settles candidates through the referee, which stores the clean successes as exemplars") {
   std::string dir = temp_dir("run");
   std::string config = dir + "/run.toml";
-  std::ofstream(config) << "[log]\nlevel = \"warn\"\n[run]\ntasks_dir = \"" << CRUCIBLE_SOURCE_DIR
+  std::ofstream(config) << "[log]\nlevel = \"warn\"\n[run]\njob = \"variants\"\ntasks_dir = \"" << CRUCIBLE_SOURCE_DIR
                         << "/configs/tasks\"\ntasks = [\"cpu/gelu_tanh\"]\nvariants = [\"equal\", \"incorrect\"]\n";
   child run(crucible_binary(), {"run", config, "--run-dir", dir + "/out"}, dir + "/run.out");
   REQUIRE(run.wait(300s) == 0);

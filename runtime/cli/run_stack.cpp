@@ -1,0 +1,99 @@
+#include "runtime/cli/run_stack.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "actors/detector/detector_role.hpp"
+#include "actors/referee/referee_host.hpp"
+#include "runtime/bus/zmq_transport.hpp"
+#include "runtime/config/runtime_options.hpp"
+#include "runtime/log/log.hpp"
+#include "runtime/node/hub_actor.hpp"
+#include "storage/rocksdb_store.hpp"
+
+namespace crucible::cli {
+
+result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, const config::file& file,
+                                                    const run_options& run, const std::string& dir) {
+  hub::hub_options hub_opts;
+  referee::referee_options referee_opts;
+  detector::detector_options detector_opts;
+  CRUCIBLE_TRY(config::read(file.get("hub"), hub_opts));
+  CRUCIBLE_TRY(referee::read(file.get("referee"), referee_opts));
+  CRUCIBLE_TRY(detector::read(file.get("detector"), detector_opts));
+  hub_opts.bind = "ipc://" + dir + "/hub";
+  hub_opts.ledger_dir = dir + "/hub-ledger";
+  if (hub_opts.bind.size() > 90) return make_error(errc::invalid_argument, "run folder path too long for an ipc socket: " + dir);
+
+  std::unique_ptr<run_stack> stack(new run_stack(sys));
+  stack->address_ = hub_opts.bind;
+  auto kv = storage::open_rocksdb(hub_opts.ledger_dir);
+  if (!kv) return kv.error();
+  stack->store_ = std::move(*kv);
+  auto hub_transport = bus::bind_hub_transport(hub_opts.bind);
+  if (!hub_transport) return hub_transport.error();
+  stack->adopt(node::spawn_hub(sys, hub_opts, stack->store_, std::shared_ptr<bus::transport>(std::move(*hub_transport))));
+
+  // The referee, in the hub process as `crucible hub` runs it, on the hub's RocksDB.
+  bus::peer_options referee_peer;
+  referee_peer.name = "referee";
+  referee_peer.node = logging::host_name();
+  auto ref = referee::start_referee(sys, referee_opts, stack->store_, referee_peer, hub_opts.bind);
+  if (!ref) return ref.error();
+  spdlog::info("{}", ref->description);
+  stack->adopt(ref->referee);
+  stack->adopt(ref->worker);
+
+  for (std::uint32_t i = 0; i < run.evaluators; ++i) {
+    roles::evaluator_service_options eo;
+    eo.tasks = run.tasks_dir;
+    eo.protocol = run.protocol;
+    const std::string name = "evaluator-" + std::to_string(i);
+    CRUCIBLE_TRY(stack->host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)));
+  }
+  roles::exemplar_service_options xo;
+  xo.db_dir = dir + "/exemplars";
+  xo.temperature = run.exemplar_temperature;
+  CRUCIBLE_TRY(stack->host("exemplar", msg::Role::Exemplar, 16, roles::spawn_exemplar_service(sys, xo, "exemplar")));
+  for (const auto& kind : run.detectors) {
+    auto d = detector_opts;
+    d.kind = detector::detector_kind::static_rules;
+    if (d.name.empty()) d.name = kind;
+    CRUCIBLE_TRY(stack->host("detector-" + d.name, msg::Role::Detector, d.slots, detector::spawn_detector_service(sys, d)));
+  }
+  return stack;
+}
+
+status run_stack::host(const std::string& name, msg::Role role, std::uint32_t slots, result<roles::service> svc) {
+  if (!svc) return svc.error();
+  bus::peer_options peer;
+  peer.name = name;
+  peer.node = logging::host_name();
+  peer.role = role;
+  peer.slots = slots;
+  peer.job_kinds = svc->job_kinds;
+  peer.required = svc->required;
+  peer.deadline_ms = svc->deadline_ms;
+  auto t = connect(name);
+  if (!t) return t.error();
+  spdlog::info("{}: {}", name, svc->description);
+  adopt(svc->actor);
+  for (auto& c : svc->companions) adopt(c);
+  adopt(node::spawn_worker(sys_, peer, svc->handler, std::move(*t)));
+  return status::success();
+}
+
+result<std::shared_ptr<bus::transport>> run_stack::connect(const std::string& name) const {
+  auto t = bus::connect_peer_transport(address_, name);
+  if (!t) return t.error();
+  return std::shared_ptr<bus::transport>(std::move(*t));
+}
+
+void run_stack::stop() {
+  caf::scoped_actor self{sys_};
+  for (auto& actor : actors_) self->send_exit(actor, caf::exit_reason::user_shutdown);
+  actors_.clear();
+}
+
+run_stack::~run_stack() { stop(); }
+
+}  // namespace crucible::cli
