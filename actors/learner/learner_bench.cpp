@@ -1,0 +1,281 @@
+// learner_bench: the learner's GPU benchmarks (issues 7 and 9), run by
+// tools/gpu/learner_gpu.sh. Each prints JSON lines on stdout.
+//
+//   learner_bench grpo --model DIR [--groups 8 --group-size 4 --prompt 256
+//       --completion 768 --micro-batches 4 --kl-beta 0.04 --steps 5 --warmup 2]
+//       [--nccl RANK WORLD STORE]
+//     GRPO steps of crucible's trainer (bf16 autocast over fp32 weights) on a
+//     synthetic batch that tools/gpu/learner_bench.py builds the same way for
+//     its PyTorch eager step. With --nccl, one data-parallel rank; every rank
+//     sees its GPU as cuda:0 and is given the same batch of groups.
+//   learner_bench publish --model DIR --work DIR [--repeat 3]
+//     publication of the policy's weights to a rollout on the same node:
+//     the learner's side as learner_actor.cpp's publish() does it (safetensors
+//     written, read back, sha256), the rollout's as rollout_actor.cpp does it
+//     (a published path through rollout::weights_folder, or chunks through
+//     weight_assembler), then policy::policy::load onto the GPU.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "actors/learner/distributed.hpp"
+#include "actors/learner/publication.hpp"
+#include "actors/learner/remove_tree.hpp"
+#include "actors/learner/trainer.hpp"
+#include "actors/policy/policy.hpp"
+#include "actors/rollout/weights_folder.hpp"
+
+namespace crucible::learner {
+namespace {
+
+namespace fs = std::filesystem;
+using clock = std::chrono::steady_clock;
+
+double since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+void synchronize(const torch::Device& device) {
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+  if (device.is_cuda()) torch::cuda::synchronize();
+#else
+  (void)device;
+#endif
+}
+
+struct grpo_args {
+  std::string model;
+  int groups = 8, group_size = 4, prompt = 256, completion = 768, micro_batches = 4, steps = 5, warmup = 2;
+  double kl_beta = 0.04;
+  std::vector<std::string> nccl;  // RANK WORLD STORE
+};
+
+// The synthetic batch; tools/gpu/learner_bench.py's batch() is the same
+// arithmetic: group g's prompt, sample s's completion, behaviour log-probs
+// near a random model's (about -log vocab) and rewards that differ within groups.
+std::vector<rollout_group> synthetic_batch(const grpo_args& a, std::int64_t vocab, std::uint64_t version) {
+  std::vector<rollout_group> batch(static_cast<std::size_t>(a.groups));
+  for (int g = 0; g < a.groups; ++g) {
+    auto& group = batch[static_cast<std::size_t>(g)];
+    group.group_id = "g" + std::to_string(g);
+    group.task_id = "bench";
+    group.policy_version = version;
+    for (int i = 0; i < a.group_size; ++i) {
+      const std::int64_t s = static_cast<std::int64_t>(g) * a.group_size + i;
+      rollout_sample sample;
+      for (std::int64_t t = 0; t < a.prompt; ++t)
+        sample.prompt_ids.push_back(static_cast<std::int32_t>((1000003 * g + 7919 * t + 17) % vocab));
+      for (std::int64_t t = 0; t < a.completion; ++t) {
+        sample.completion_ids.push_back(static_cast<std::int32_t>((104729 * s + 31337 * t + 5) % vocab));
+        sample.behaviour_logprobs.push_back(static_cast<float>(-12.0 + static_cast<double>((s * 131 + t * 71) % 1000) / 1000.0));
+      }
+      sample.token_versions.assign(sample.completion_ids.size(), version);
+      sample.reward = static_cast<double>((g * 7 + i * 3) % 5) / 4.0;
+      group.samples.push_back(std::move(sample));
+    }
+  }
+  return batch;
+}
+
+int run_grpo(const grpo_args& a) {
+  int rank = 0, world = 1;
+  std::unique_ptr<collective> dp;
+  if (!a.nccl.empty()) {
+    nccl_options n;
+    n.rank = rank = std::stoi(a.nccl[0]);
+    n.world_size = world = std::stoi(a.nccl[1]);
+    n.store_path = a.nccl[2];
+    auto joined = join_nccl(n);
+    if (!joined) {
+      std::fprintf(stderr, "%s\n", joined.error().text().c_str());
+      return 1;
+    }
+    dp = std::move(*joined);
+  }
+  policy::model_placement placement;
+  placement.device = torch::cuda::is_available() ? "cuda" : "cpu";
+  placement.compute_dtype = policy::dtype::f32;  // fp32 master weights, bf16 autocast (as the learner role)
+  auto model = policy::load_causal_lm(a.model, placement);
+  if (!model) {
+    std::fprintf(stderr, "%s\n", model.error().text().c_str());
+    return 1;
+  }
+  learner_options o;
+  o.kl_beta = a.kl_beta;
+  o.groups_per_batch = static_cast<std::uint64_t>(a.groups);
+  o.micro_batches = static_cast<std::uint64_t>(a.micro_batches);
+  o.device = placement.device;
+  o.max_staleness = 1000000;
+  auto t = trainer::create(*model, nullptr, o, dp.get());
+  if (!t) {
+    std::fprintf(stderr, "%s\n", t.error().text().c_str());
+    return 1;
+  }
+  const torch::Device device((*model)->device());
+  const auto vocab = (*model)->config().vocab_size;
+  std::vector<double> losses, times;
+  double tokens = 0;
+  for (int step = 0; step < a.warmup + a.steps; ++step) {
+    auto batch = synthetic_batch(a, vocab, (*t)->version());
+    synchronize(device);
+    const auto start = clock::now();
+    auto r = (*t)->train_grpo(batch);
+    synchronize(device);
+    const double seconds = since(start);
+    if (!r) {
+      std::fprintf(stderr, "%s\n", r.error().text().c_str());
+      return 1;
+    }
+    losses.push_back(r->loss);
+    if (step >= a.warmup) {
+      times.push_back(seconds);
+      tokens += static_cast<double>(r->tokens);
+    }
+  }
+  double total = 0;
+  for (double s : times) total += s;
+  if (rank == 0) {
+    nlohmann::json j{{"bench", "grpo"},
+                     {"impl", "crucible"},
+                     {"world", world},
+                     {"groups", a.groups},
+                     {"group_size", a.group_size},
+                     {"prompt", a.prompt},
+                     {"completion", a.completion},
+                     {"micro_batches", a.micro_batches},
+                     {"kl_beta", a.kl_beta},
+                     {"steps", a.steps},
+                     {"tokens_per_step", tokens / static_cast<double>(a.steps)},
+                     {"seconds_per_step", total / static_cast<double>(a.steps)},
+                     {"tokens_per_second", tokens / total},
+                     {"step_seconds", times},
+                     {"losses", losses}};
+    std::printf("%s\n", j.dump().c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+struct publish_args {
+  std::string model, work;
+  int repeat = 3;
+};
+
+std::vector<std::uint8_t> read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int run_publish(const publish_args& a) {
+  policy::model_placement learner_placement;
+  learner_placement.device = "cuda";
+  learner_placement.compute_dtype = policy::dtype::f32;
+  auto model = policy::load_causal_lm(a.model, learner_placement);
+  if (!model) {
+    std::fprintf(stderr, "%s\n", model.error().text().c_str());
+    return 1;
+  }
+  policy::model_placement rollout_placement;  // as rollout_actor.cpp: device only (bf16 on CUDA)
+  rollout_placement.device = "cuda";
+  policy::save_options so;
+  so.max_shard_bytes = ~std::uint64_t{0};
+  so.tokenizer_from = fs::path(a.model);
+  const std::uint64_t chunk_bytes = learner_options{}.publish_chunk_bytes;
+  for (int r = 0; r < a.repeat; ++r) {
+    const std::uint64_t version = static_cast<std::uint64_t>(r) + 1;
+    for (const std::string mode : {"path", "chunks"}) {
+      const fs::path base = fs::path(a.work) / mode;
+      const fs::path folder = base / ("v-" + std::to_string(version));
+      synchronize(torch::Device("cuda"));
+      const auto t0 = clock::now();
+      // The learner: learner_actor.cpp's publish().
+      if (auto s = policy::save_causal_lm(**model, folder, so); !s) {
+        std::fprintf(stderr, "%s\n", s.error().text().c_str());
+        return 1;
+      }
+      auto bytes = read_file(folder / "model.safetensors");
+      auto p = describe_weights(version, bytes, chunk_bytes);
+      if (mode == "chunks") remove_tree(folder);
+      const double learner_s = since(t0);
+      // The rollout: rollout_actor.cpp's on_publication / on_chunk, then switch_weights.
+      const auto t1 = clock::now();
+      fs::path dir;
+      double assemble_s = 0;
+      if (mode == "path") {
+        auto d = rollout::weights_folder(folder, a.model, (fs::path(a.work) / "rollout").string(), "bench", version);
+        if (!d) {
+          std::fprintf(stderr, "%s\n", d.error().text().c_str());
+          return 1;
+        }
+        dir = *d;
+      } else {
+        weight_assembler assembler(p);
+        for (std::uint32_t i = 0; i < p.chunks; ++i) {
+          auto part = chunk_of(bytes, i, chunk_bytes);
+          (void)assembler.add(i, part);
+        }
+        auto weights = assembler.finish();
+        if (!weights) {
+          std::fprintf(stderr, "%s\n", weights.error().text().c_str());
+          return 1;
+        }
+        assemble_s = since(t1);
+        // rollout::unpack_weights, less its fs::remove_all of a stale folder
+        // (PyTorch 2.11's libtorch.so breaks remove_all): the same files written.
+        dir = fs::path(a.work) / "rollout" / ("chunks-v" + std::to_string(version));
+        fs::create_directories(dir);
+        for (const char* f : {"config.json", "tokenizer.json", "generation_config.json"})
+          if (fs::exists(fs::path(a.model) / f)) fs::copy_file(fs::path(a.model) / f, dir / f, fs::copy_options::overwrite_existing);
+        std::ofstream out(dir / "model.safetensors", std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(weights->data()), static_cast<std::streamsize>(weights->size()));
+        out.close();
+      }
+      const double receive_s = since(t1);
+      const auto t2 = clock::now();
+      auto loaded = policy::policy::load(dir, rollout_placement);
+      if (!loaded) {
+        std::fprintf(stderr, "%s\n", loaded.error().text().c_str());
+        return 1;
+      }
+      synchronize(torch::Device("cuda"));
+      const double load_s = since(t2);
+      nlohmann::json j{{"bench", "publish"},    {"mode", mode},          {"version", version},
+                       {"bytes", p.total_bytes}, {"chunks", p.chunks},    {"learner_seconds", learner_s},
+                       {"assemble_seconds", assemble_s}, {"receive_seconds", receive_s}, {"load_seconds", load_s},
+                       {"total_seconds", learner_s + receive_s + load_s}};
+      std::printf("%s\n", j.dump().c_str());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace crucible::learner
+
+int main(int argc, char** argv) {
+  using namespace crucible::learner;
+  CLI::App app{"learner_bench: GRPO step tokens/s and weight publication timing (tools/gpu/learner_gpu.sh)"};
+  app.require_subcommand(1);
+  grpo_args g;
+  auto* grpo = app.add_subcommand("grpo", "GRPO steps of crucible's trainer on a synthetic batch");
+  grpo->add_option("--model", g.model, "Hugging Face folder of the policy")->required();
+  grpo->add_option("--groups", g.groups, "groups per batch");
+  grpo->add_option("--group-size", g.group_size, "samples per group");
+  grpo->add_option("--prompt", g.prompt, "prompt tokens per sample");
+  grpo->add_option("--completion", g.completion, "completion tokens per sample");
+  grpo->add_option("--micro-batches", g.micro_batches, "gradient-accumulation slices");
+  grpo->add_option("--kl-beta", g.kl_beta, "KL weight (> 0 keeps a reference)");
+  grpo->add_option("--steps", g.steps, "timed steps");
+  grpo->add_option("--warmup", g.warmup, "untimed steps first");
+  grpo->add_option("--nccl", g.nccl, "RANK WORLD STORE: one NCCL data-parallel rank")->expected(3);
+  publish_args p;
+  auto* publish = app.add_subcommand("publish", "publication of the weights to a rollout's loader");
+  publish->add_option("--model", p.model, "Hugging Face folder of the policy")->required();
+  publish->add_option("--work", p.work, "scratch folder")->required();
+  publish->add_option("--repeat", p.repeat, "versions published");
+  CLI11_PARSE(app, argc, argv);
+  if (grpo->parsed()) return run_grpo(g);
+  return run_publish(p);
+}
