@@ -68,6 +68,22 @@ class Utilization:
         return {g: (sum(s) / len(s) / 100 if s else None) for g, s in self.samples.items()}
 
 
+def kill_session(sid):
+    """SIGKILL every process of session sid: the evaluator and its sandbox
+    worker, which runs in a process group of its own (killing the
+    evaluator's group alone left the worker holding the GPU, and the next
+    evaluations there were refused as "busy")."""
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    session = int(f.read().rsplit(")", 1)[1].split()[3])
+                if session == sid:
+                    os.kill(int(pid), signal.SIGKILL)
+            except (OSError, IndexError, ValueError):
+                pass  # gone meanwhile
+
+
 def evaluate(args, gpu, job, seed, deadline):
     """One evaluation of job on cuda:gpu; None when the deadline cut it."""
     name, task, cand = job
@@ -81,7 +97,7 @@ def evaluate(args, gpu, job, seed, deadline):
     try:
         out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the evaluator and its worker's group are in this session
+        kill_session(proc.pid)
         proc.communicate()
         return None
     lines = out.strip().splitlines()
@@ -129,7 +145,8 @@ def main():
                 if row is None:
                     cut.append(job[0])
                     continue
-                finished.append(job[0])
+                if row["status"] != "evaluator_failed":
+                    finished.append(job[0])
                 row.update(job=job[0], repeat=args.repeat_index, gpu=gpu, start_s=round(start - t0, 2),
                            end_s=round(end - t0, 2))
                 print(json.dumps(row), file=out, flush=True)

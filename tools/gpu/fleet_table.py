@@ -2,9 +2,11 @@
 different numbers of GPUs (tools/gpu/evaluator_fleet.sh):
 
 1. the fleet: evaluations per hour (evaluations / wall time of the run),
-   per GPU, scaling efficiency against the 1-GPU run ((rate_n / n) /
-   rate_1), the busy fraction (time with an evaluation running / wall) and
-   nvidia-smi's utilization, averaged over the run's GPUs;
+   per GPU, the busy fraction (time with an evaluation running / wall) and
+   nvidia-smi's utilization, averaged over the run's GPUs, and the scaling
+   efficiency against the 1-GPU run (see fleet(): runs cut at different
+   points of the job list have different mixes, so it compares the same
+   jobs);
 2. verification across GPUs under load: every pair of ok measurements of
    one job made on different GPUs (each while the other GPUs of its run
    were busy), judged by the referee's rule (the later within
@@ -30,27 +32,33 @@ def read(path):
             j = json.loads(line)
             if j.get("summary"):
                 summary = j
-            else:
+            elif j["status"] != "evaluator_failed":  # crucible eval refused or failed: no evaluation
                 rows.append(j)
     return rows, summary
 
 
 def fleet(runs):
-    print("| GPUs | evaluations | wall s | evaluations / hour | per GPU | scaling efficiency | busy fraction "
-          "| nvidia-smi utilization |")
-    print("|---|---|---|---|---|---|---|---|")
-    base = None
-    for rows, s in sorted(runs, key=lambda r: len(r[1]["gpus"])):
+    """Evaluations per hour of each run; its efficiency against the 1-GPU
+    run is the busy fraction times how much faster the same jobs evaluated
+    there (1-GPU duration / this run's duration, over the jobs both ran), so
+    that runs cut at different points of the job list compare fairly."""
+    print("| GPUs | evaluations | wall s | evaluations / hour | per GPU | busy fraction | nvidia-smi utilization "
+          "| same jobs: 1-GPU s / this run's s | scaling efficiency |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ordered = sorted(runs, key=lambda r: (len(r[1]["gpus"]), r[1]["repeat"]))
+    alone = {r["job"]: r["duration_s"] for r in ordered[0][0]} if len(ordered[0][1]["gpus"]) == 1 else {}
+    for rows, s in ordered:
         n = len(s["gpus"])
-        rate = s["evaluations_per_hour"]
-        if n == 1:
-            base = rate
+        rate = 3600 * len(rows) / s["wall_s"]
         busy = statistics.mean(s["busy_fraction"].values())
         util = [u for u in s["utilization"].values() if u is not None]
-        print("| %d | %d%s | %.1f | %.0f | %.0f | %s | %.2f | %s |" % (
-            n, s["evaluations"], " (%d cut)" % len(s["cut_by_deadline"]) if s["cut_by_deadline"] else "",
-            s["wall_s"], rate, rate / n, "%.0f%%" % (100 * rate / n / base) if base else "-", busy,
-            "%.2f" % statistics.mean(util) if util else "-"))
+        common = [r for r in rows if r["job"] in alone]
+        ratio = (sum(alone[r["job"]] for r in common) / sum(r["duration_s"] for r in common)) if common else None
+        print("| %d | %d%s | %.1f | %.0f | %.0f | %.2f | %s | %s | %s |" % (
+            n, len(rows), " (%d cut)" % len(s["cut_by_deadline"]) if s["cut_by_deadline"] else "",
+            s["wall_s"], rate, rate / n, busy, "%.2f" % statistics.mean(util) if util else "-",
+            "%.2f over %d jobs" % (ratio, len(common)) if ratio else "-",
+            "%.0f%%" % (100 * busy * ratio) if ratio else "-"))
 
 
 def verification(rows):

@@ -17,12 +17,18 @@ import statistics
 import sys
 
 
+NOT_EVALUATED = []  # evaluator_fleet.py rows where crucible eval itself failed (no evaluation ran)
+
+
 def rows(path):
     out = {}
     try:
         for line in open(path):
             if line.strip():
                 j = json.loads(line)
+                if j.get("status") == "evaluator_failed":
+                    NOT_EVALUATED.append(j)
+                    continue
                 out.setdefault(j["job"], []).append(j)
     except FileNotFoundError:
         pass
@@ -77,6 +83,9 @@ def main():
         fired = sorted({"%s: %s" % (e["job"], ",".join(e["defences_fired"])) for e in every if e.get("defences_fired")})
         print("- statuses: %s; defences fired: %s" % (
             ", ".join("%d %s" % (n, s) for s, n in sorted(statuses.items())), "; ".join(fired) or "none"))
+        if NOT_EVALUATED:
+            print("- not evaluated (crucible eval refused or failed): %d, e.g. %s" % (
+                len(NOT_EVALUATED), NOT_EVALUATED[0]["reason"].strip()[:120]))
         needed = [e for e in every if e.get("compiled")]
         print("- compile cache: %d of %d evaluations that needed a compile were hits" % (
             sum(1 for e in needed if e.get("compile_cache_hit")), len(needed)))
