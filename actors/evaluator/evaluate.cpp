@@ -62,6 +62,12 @@ class attempt {
   // Returns true when e_ holds the final status; false when the measurement
   // completed (ok or high variance) and e_ holds its numbers.
   result<bool> run(bool check_correctness, std::uint64_t init_seed, seed_stream& trial_seeds) {
+    auto mark = clock_type::now();
+    auto lap = [&](const char* phase) {  // the time since the last lap, to e_.phase_s[phase]
+      const auto now = clock_type::now();
+      e_.phase_s[phase] += duration<double>(now - mark).count();
+      mark = now;
+    };
     auto scratch = scratch_dir::create(opt_.scratch_root, "eval");
     if (!scratch) return scratch.error();
     if (opt_.keep_scratch) scratch->keep();
@@ -92,6 +98,7 @@ class attempt {
     for (std::uint32_t i = 0; i < std::max(1u, p_.reference_probes); ++i) probes.push_back(seeds_.next());
     auto loaded = session_->load_task(req_.task_source, "crucible_task", init_seed, dev_.torch_device(),
                                       how.threads, probes, after(p_.load_timeout_s));
+    lap("load_task");
     if (!loaded) return channel_failure(loaded.error(), "loading the task");
     if (!loaded->ok) return task_failure(*loaded);
     e_.worker_info = loaded->info;
@@ -99,18 +106,22 @@ class attempt {
 
     auto cand = session_->load_candidate(req_.candidate_source, "crucible_candidate", init_seed,
                                          compiled_.extensions_dir.string(), after(p_.candidate_load_timeout_s));
+    lap("load_candidate");
     if (!cand) return channel_failure(cand.error(), "loading the candidate");
     if (!cand->ok) return candidate_failure(*cand, "loading the candidate");
 
     if (check_correctness) {
       auto r = correctness(trial_seeds);
+      lap("correctness");
       if (!r || r.value()) return r;
     }
     auto r = measure();
+    lap("timing");
     // A measurement stands only if the worker is still there and answers its
     // last request in order: a candidate that forged a reply on the pipe and
     // exited, or left an extra reply behind, fails here.
     auto closed = session_->close();
+    lap("close");
     if (r && !r.value() && !closed.ok()) {
       e_.status = eval_status::crashed;
       e_.reason = "the worker did not acknowledge the end of the measurement: " + closed.error().message;
@@ -484,6 +495,7 @@ nlohmann::json to_json(const evaluation& e) {
       {"max_abs_error", e.max_abs_error},
       {"device", e.device},
       {"duration_s", e.duration_s},
+      {"phase_s", e.phase_s},
       {"reason", e.reason},
       {"defences_fired", e.defences_fired},
       {"seed", e.seed},
@@ -551,7 +563,9 @@ result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_o
   auto dev = parse_device(req.device);
   if (!dev) return dev.error();
   if (dev->cuda) CRUCIBLE_TRY(check_device_free(*dev));
+  const auto checked = clock_type::now();
   evaluation e;
+  e.phase_s["device_check"] = duration<double>(checked - t0).count();
   e.device = dev->text();
   e.seed = req.seed;
   e.protocol = p.name;
@@ -562,6 +576,7 @@ result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_o
   };
 
   auto compiled = cache_->prepare(req.candidate_source, options_.worker, options_.scratch_root);
+  e.phase_s["compile"] = duration<double>(clock_type::now() - checked).count();
   if (!compiled) return compiled.error();
   e.compiled = compiled->needed;
   e.compile_cache_hit = compiled->hit;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,11 @@ struct evaluation {
   double max_abs_error = 0;            // over the correctness trials run
   std::string device;
   double duration_s = 0;
+  // Seconds spent in each step (device_check: the busy-GPU query, compile,
+  // load_task: worker start included,
+  // load_candidate, correctness, timing: warm-up included, close), summed
+  // over attempts: where an evaluation's duration goes.
+  std::map<std::string, double> phase_s;
   std::string reason;
   std::vector<std::string> defences_fired;
   std::uint64_t seed = 0;

@@ -128,6 +128,14 @@ TEST_CASE("the default protocol settles a faster candidate above 1 after its ful
   CHECK(e.correctness_trials == 32);
   CHECK(e.protocol == "default");
   CHECK(e.rounds >= p.min_rounds);
+  // Where its time went: every step is reported, and together they fit in its duration.
+  double steps = 0;
+  for (const char* phase : {"device_check", "compile", "load_task", "load_candidate", "correctness", "timing", "close"}) {
+    CHECK_MESSAGE(e.phase_s.contains(phase), phase);
+    steps += e.phase_s.contains(phase) ? e.phase_s.at(phase) : 0;
+  }
+  CHECK(steps <= e.duration_s);
+  CHECK(e.phase_s.at("timing") > 0);
 }
 
 TEST_CASE("the same evaluation three times agrees within the rounding step") {

@@ -86,6 +86,10 @@ def main():
         if NOT_EVALUATED:
             print("- not evaluated (crucible eval refused or failed): %d, e.g. %s" % (
                 len(NOT_EVALUATED), NOT_EVALUATED[0]["reason"].strip()[:120]))
+        phases = sorted({k for e in every for k in e.get("phase_s", {})})
+        if phases:
+            print("- median seconds per step: %s" % ", ".join(
+                "%s %.2f" % (k, statistics.median(e["phase_s"].get(k, 0) for e in every)) for k in phases))
         needed = [e for e in every if e.get("compiled")]
         print("- compile cache: %d of %d evaluations that needed a compile were hits" % (
             sum(1 for e in needed if e.get("compile_cache_hit")), len(needed)))

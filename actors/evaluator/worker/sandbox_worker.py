@@ -375,6 +375,13 @@ def on_load_candidate(req):
         GUARD.disarm()
     S.protected = D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
     raise_violations(GUARD.take() + D.new_threads(census) + integrity(values=True))
+    # Everything alive now (torch, task, candidate) moves to gc's permanent
+    # generation, so that the collections before each timing request and in
+    # the retained-output check scan only what the rounds made: a full
+    # collection with torch loaded took 70 ms a request on CPU, about 1 ms
+    # after the freeze.
+    gc.collect()
+    gc.freeze()
     return {}
 
 
