@@ -45,9 +45,9 @@ result<protocol_options> protocol_by_name(std::string_view name) {
     // to 30x, so a shorter window serves; identity lands within about 2%.
     p = protocol_by_name("quick").value();
     p.name = "smoke";
-    p.min_rounds = 30;
+    p.min_rounds = 20;
     p.stop_relative_stderr = 0.01;
-    p.window_s = 6;
+    p.window_s = 4;
     return p;
   }
   return make_error(errc::invalid_argument,

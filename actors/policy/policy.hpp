@@ -22,6 +22,12 @@ namespace crucible::policy {
 
 class causal_lm;  // causal_lm.hpp (LibTorch)
 
+// LibTorch's intra-op threads for this process. `crucible run` sets 1: its
+// rollouts and learner each compute on a thread of their own, and more
+// threads than cores (OpenMP's spin-waiting ones) starved the hub's
+// heartbeats on a 2-core machine.
+void set_compute_threads(int threads);
+
 // Where and in which precision the network lives.
 struct model_placement {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:1" (torch::Device syntax)

@@ -2,7 +2,7 @@
 // that build only the policy (tools/gpu/policy_gpu.sh) until runtime/cli
 // registers them in `crucible`: generate, tokenize, save (load and save back,
 // the round trip transformers checks) and bench-generate.
-#include "runtime/base/blas_threads.hpp"
+#include "runtime/base/compute_tuning.hpp"
 #include <dlfcn.h>
 
 #include <chrono>
@@ -87,7 +87,7 @@ int run_bench(const bench_request& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  crucible::one_blas_thread_per_caller();
+  crucible::tune_process_for_compute();
   CLI::App app{"crucible-policy: the policy's generate, tokenize, save and bench-generate commands"};
   app.require_subcommand(1);
   add_generate_command(app);

@@ -1,5 +1,5 @@
 // policy::initialize (policy.hpp): a policy with random weights, for training
-// from scratch (the quick-start's tiny policy).
+// from scratch (the quick-start's tiny policy); and set_compute_threads.
 #include <fstream>
 #include <sstream>
 
@@ -41,5 +41,7 @@ result<policy> policy::initialize(const std::filesystem::path& dir, std::uint64_
   return make_error(errc::internal, std::string("initialising a policy from ") + dir.string() + ": " +
                                         e.what_without_backtrace());
 }
+
+void set_compute_threads(int threads) { at::set_num_threads(threads); }
 
 }  // namespace crucible::policy

@@ -90,22 +90,32 @@ result<std::optional<candidate_record>> candidate_ledger::get(const std::string&
   return std::optional<candidate_record>(std::move(*r));
 }
 
-result<std::vector<candidate_record>> candidate_ledger::unfinished() {
+result<std::vector<candidate_record>> candidate_ledger::records(
+    std::string_view id_prefix, const std::function<bool(const candidate_record&)>& keep) {
   std::vector<candidate_record> out;
   std::optional<error> bad;
-  auto s = kv_->scan(family::candidates, "c/", [&](std::string_view key, std::string_view value) {
+  auto s = kv_->scan(family::candidates, key_of(std::string(id_prefix)), [&](std::string_view key, std::string_view value) {
     auto r = decode(value);
     if (!r) {
       bad = make_error(errc::corrupt, "candidates/" + std::string(key) + ": " + r.error().message);
       return false;
     }
-    bool done = r->at == stage::settled && r->published && (!r->insert_wanted || r->inserted);
-    if (!done) out.push_back(std::move(*r));
+    if (keep(*r)) out.push_back(std::move(*r));
     return true;
   });
   if (!s) return s.error();
   if (bad) return *bad;
   return out;
+}
+
+result<std::vector<candidate_record>> candidate_ledger::unfinished() {
+  return records("", [](const candidate_record& r) {
+    return !(r.at == stage::settled && r.published && (!r.insert_wanted || r.inserted));
+  });
+}
+
+result<std::vector<candidate_record>> candidate_ledger::settled(std::string_view id_prefix) {
+  return records(id_prefix, [](const candidate_record& r) { return r.at == stage::settled; });
 }
 
 result<double> candidate_ledger::best_verified(const std::string& task_id) {

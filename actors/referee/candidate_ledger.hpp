@@ -68,6 +68,10 @@ class candidate_ledger {
   // Every record not finished: unsettled, or settled but not yet published
   // or inserted.
   result<std::vector<candidate_record>> unfinished();
+  // Every settled candidate whose id starts with id_prefix, in id order
+  // (`crucible run` reads its rollouts' rewards from here: each candidate
+  // once, however often its jobs were delivered).
+  result<std::vector<candidate_record>> settled(std::string_view id_prefix);
 
   // The task's best verified speedup (0 when none) and its update.
   result<double> best_verified(const std::string& task_id);
@@ -76,6 +80,8 @@ class candidate_ledger {
   storage::kv_store& store() { return *kv_; }
 
  private:
+  result<std::vector<candidate_record>> records(std::string_view id_prefix,
+                                                const std::function<bool(const candidate_record&)>& keep);
   std::shared_ptr<storage::kv_store> kv_;
 };
 

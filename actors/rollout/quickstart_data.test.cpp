@@ -23,13 +23,13 @@ std::string read(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("every seed example's completion extracts to its variant's code, and its prompt is the compact template's") {
+TEST_CASE("every seed example's completion extracts to its variant's code, and its prompt is the compact template's, with and without previous codes") {
   std::ifstream in(root + "/configs/quickstart/seed.jsonl");
   REQUIRE(in);
   auto tpl = rollout::prompt_template::load(root + "/configs/prompts/compact.md");
   REQUIRE(tpl.ok());
   std::string line;
-  int n = 0, incorrect = 0;
+  int n = 0, incorrect = 0, with_exemplars = 0;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line);
     std::string task = j["task"], variant = j["variant"];
@@ -39,12 +39,18 @@ TEST_CASE("every seed example's completion extracts to its variant's code, and i
     REQUIRE(code.code);
     CHECK(*code.code == read(root + "/configs/tasks/" + task + "/" + variant + ".py"));
     std::string reference = read(root + "/configs/tasks/" + task + "/task.py");
-    CHECK(j["prompt"] == tpl->render({task, rollout::task_description(reference), reference, "CPU", {}}));
+    std::vector<rollout::prompt_exemplar> shown;
+    for (const auto& x : j["exemplars"])
+      shown.push_back({read(root + "/configs/tasks/" + task + "/" + x["variant"].get<std::string>() + ".py"),
+                       x["score"].get<double>(), 0});
+    with_exemplars += !shown.empty();
+    CHECK(j["prompt"] == tpl->render({task, rollout::task_description(reference), reference, "CPU", std::move(shown)}));
     incorrect += variant == "incorrect";
     ++n;
   }
-  CHECK(n >= 32);
+  CHECK(n >= 40);
   CHECK(incorrect >= 8);
+  CHECK(with_exemplars * 2 == n);  // every example also with two previous codes (the contrastive prompt)
 }
 
 TEST_CASE("the quick-start tokenizer encodes and decodes the seed corpus exactly, in fewer tokens than bytes") {

@@ -1,6 +1,8 @@
 #include "actors/rollout/rollout_command.hpp"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -19,16 +21,35 @@ namespace {
 
 struct rollout_args {
   std::string config, connect, name, model, log_level, print_prompt;
+  std::vector<std::string> exemplars;  // SCORE:FILE
   std::int64_t groups = -1;
 };
 
-int print_prompt(const rollout_options& o, const std::string& task_id) {
+// The prompt of a group on task_id with these previous codes ("SCORE:FILE",
+// the code as the exemplar store holds it: the file's text).
+int print_prompt(const rollout_options& o, const std::string& task_id, const std::vector<std::string>& exemplars) {
   auto tasks = load_tasks(o.tasks_dir, {task_id});
   if (!tasks) return cli::fail(tasks.error());
   auto t = prompt_template::load_or_builtin(o.prompt_template);
   if (!t) return cli::fail(t.error());
+  std::vector<prompt_exemplar> shown;
+  for (const auto& e : exemplars) {
+    const auto colon = e.find(':');
+    prompt_exemplar x;
+    try {
+      x.score = std::stod(e.substr(0, colon));
+    } catch (const std::exception&) {
+      return cli::fail("--exemplar '" + e + "': expected SCORE:FILE, e.g. 1.25:faster.py");
+    }
+    std::ifstream in(e.substr(colon + 1));
+    if (colon == std::string::npos || !in) return cli::fail("--exemplar '" + e + "': cannot read the file after ':'");
+    std::stringstream code;
+    code << in.rdbuf();
+    x.code = code.str();
+    shown.push_back(std::move(x));
+  }
   const auto& task = tasks->front();
-  std::fputs(t->render({task.id, task_description(task.code), task.code, o.platform, {}}).c_str(), stdout);
+  std::fputs(t->render({task.id, task_description(task.code), task.code, o.platform, std::move(shown)}).c_str(), stdout);
   return 0;
 }
 
@@ -70,7 +91,7 @@ int run_rollout(const rollout_args& a) {
   if (!a.model.empty()) options.model = a.model;
   if (a.groups >= 0) options.groups = static_cast<std::uint64_t>(a.groups);
   if (!a.log_level.empty()) log.level = a.log_level;
-  if (!a.print_prompt.empty()) return print_prompt(options, a.print_prompt);
+  if (!a.print_prompt.empty()) return print_prompt(options, a.print_prompt, a.exemplars);
   if (options.model.empty()) return cli::fail("rollout: no policy: give --model DIR or [rollout] model");
   if (peer.name.empty()) peer.name = cli::default_name("rollout");
   peer.node = logging::host_name();
@@ -106,6 +127,7 @@ cli::command add_rollout_command(CLI::App& app) {
   cmd->add_option("--name", a->name, "unique name on the bus (default rollout-HOST-PID); candidate ids start with it");
   cmd->add_option("--groups", a->groups, "stop after this many groups (else [rollout] groups; 0: never)");
   cmd->add_option("--print-prompt", a->print_prompt, "print the prompt of a group on this task id and exit");
+  cmd->add_option("--exemplar", a->exemplars, "with --print-prompt: a previous code SCORE:FILE (repeatable)");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
   return {cmd, [a] { return run_rollout(*a); }};
 }

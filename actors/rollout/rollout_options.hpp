@@ -22,7 +22,8 @@ struct rollout_options {
   // ---- tasks
   std::string tasks_dir = "configs/tasks";  // task ID is ROOT/ID/task.py or ROOT/ID.py; default "configs/tasks"
   // Task ids, optionally "ID=WEIGHT" (weighted schedule), or "PREFIX/*" for
-  // every folder under ROOT/PREFIX holding a task.py. Default ["cpu/*"].
+  // every folder under ROOT/PREFIX holding a task.py and every
+  // ROOT/PREFIX/NAME.py (KernelBench's files). Default ["cpu/*"].
   std::vector<std::string> tasks = {"cpu/*"};
   std::string schedule = "round_robin";  // "round_robin" or "weighted" (random by weight); default round_robin
 

@@ -59,10 +59,17 @@ result<std::vector<task_entry>> load_tasks(const fs::path& root, const std::vect
       std::string prefix = id.substr(0, id.size() - 2);
       std::vector<std::string> found;
       std::error_code ec;
-      for (fs::directory_iterator it(root / prefix, ec), end; !ec && it != end; it.increment(ec))
-        if (fs::is_regular_file(it->path() / "task.py")) found.push_back(prefix + "/" + it->path().filename().string());
+      // Folders holding a task.py (the project's task set) and KernelBench's
+      // files (level1/12_Matmul_with_diagonal_matrices_.py).
+      for (fs::directory_iterator it(root / prefix, ec), end; !ec && it != end; it.increment(ec)) {
+        const auto& p = it->path();
+        if (fs::is_regular_file(p / "task.py"))
+          found.push_back(prefix + "/" + p.filename().string());
+        else if (p.extension() == ".py" && fs::is_regular_file(p))
+          found.push_back(prefix + "/" + p.stem().string());
+      }
       if (found.empty())
-        return make_error(errc::not_found, "tasks: '" + entry + "' matches no folder with a task.py under " +
+        return make_error(errc::not_found, "tasks: '" + entry + "' matches no folder with a task.py and no .py file under " +
                                                (root / prefix).string());
       std::sort(found.begin(), found.end());
       for (const auto& f : found) {

@@ -1,7 +1,7 @@
 // The one crucible binary: every role and tool is a subcommand.
 #include <cstdio>
 
-#include "runtime/base/blas_threads.hpp"
+#include "runtime/base/compute_tuning.hpp"
 #include "runtime/cli/commands.hpp"
 #include "runtime/roles/roles.hpp"
 #ifdef CRUCIBLE_HAVE_EXEMPLAR
@@ -36,7 +36,7 @@
 
 int main(int argc, char** argv) {
   using namespace crucible::cli;
-  crucible::one_blas_thread_per_caller();
+  crucible::tune_process_for_compute();
   CLI::App app{"crucible: asynchronous contrastive RL for CUDA kernels (CUDA-L1, built as infrastructure)"};
   app.set_version_flag("--version", std::string("crucible ") + CRUCIBLE_VERSION);
   app.require_subcommand(1);

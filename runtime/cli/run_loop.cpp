@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include <unistd.h>
 
@@ -35,6 +36,7 @@
 #include "actors/policy/policy.hpp"
 #include "actors/rollout/rollout_actor.hpp"
 #include "actors/rollout/rollout_options.hpp"
+#include "runtime/base/compute_tuning.hpp"
 #include "runtime/cli/process.hpp"
 #include "runtime/cli/run_jobs.hpp"
 #include "runtime/cli/run_report.hpp"
@@ -98,11 +100,15 @@ result<fs::path> stage_one(const run_options& run, learner::learner_options sft,
   sft.metrics_file = (dir / "sft-metrics.jsonl").string();
   std::error_code ec;
   fs::remove(sft.metrics_file, ec);
+  // Stage 1 runs alone, before any actor: every core may serve its matmuls.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  set_blas_threads(cores);
   std::printf("stage 1: supervised fine-tuning on %s, %llu epochs...\n", run.sft_data.c_str(),
               static_cast<unsigned long long>(run.sft_epochs));
   std::fflush(stdout);
   const auto started = clock_type::now();
   auto pub = learner::run_sft(sft, run.sft_epochs);
+  set_blas_threads(1);
   if (!pub) return pub.error();
   auto steps = read_jsonl(sft.metrics_file);
   const double seconds = std::chrono::duration<double>(clock_type::now() - started).count();
@@ -166,12 +172,9 @@ int run_loop(const config::file& file, const run_options& run, const std::string
   const fs::path dir(dir_text);
   learner::learner_options sft, lo;
   rollout::rollout_options ro;
-  bus::peer_options bus_peer;
-  std::string unused_connect;
   if (auto s = config::read(file.get("sft"), sft); !s) return fail(s.error());
   if (auto s = config::read(file.get("learner"), lo); !s) return fail(s.error());
   if (auto s = rollout::read(file.get("rollout"), ro); !s) return fail(s.error());
-  if (auto s = config::read(file.get("bus"), bus_peer, unused_connect); !s) return fail(s.error());
   if (lo.objective == learner::stage::sft)
     return fail("[learner] objective must be grpo or reinforce in job \"loop\" (stage 1 is [run] sft_data with [sft])");
   if (ro.temperature != lo.temperature)
@@ -194,6 +197,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
     policy_dir = *s1;
   }
 
+  policy::set_compute_threads(1);
   install_signal_handlers();
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
@@ -207,7 +211,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
   lo.publish_dir = (dir / "versions").string();
   lo.metrics_file = (dir / "metrics.jsonl").string();
   if (auto s = stack.host("learner", msg::Role::Learner, static_cast<std::uint32_t>(lo.groups_per_batch + 4),
-                          learner::spawn_learner_service(sys, lo, stack.address(), bus_peer, "learner"));
+                          learner::spawn_learner_service(sys, lo, stack.address(), stack.bus_settings(), "learner"));
       !s)
     return fail(s.error());
 
@@ -228,7 +232,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
     placement.device = o.device;
     auto p = policy::policy::load(o.model, placement);
     if (!p) return fail(p.error());
-    bus::peer_options peer = bus_peer;
+    bus::peer_options peer = stack.bus_settings();
     peer.name = name;
     peer.node = logging::host_name();
     peer.role = msg::Role::Rollout;
@@ -240,8 +244,9 @@ int run_loop(const config::file& file, const run_options& run, const std::string
     stack.adopt(*actor);
     ++running;
   }
-  std::printf("stage 3: %s; %u rollout(s) (%s), %u evaluator(s) (protocol %s)\n", lo.policy.c_str(), run.rollouts,
-              rollout::describe(ro).c_str(), run.evaluators, run.protocol.c_str());
+  std::printf("stage 3: %s; %u rollout(s) (%s), %zu evaluator(s) (protocol %s)\n", lo.policy.c_str(), run.rollouts,
+              rollout::describe(ro).c_str(), run.devices.empty() ? run.evaluators : run.devices.size(),
+              run.protocol.c_str());
   std::fflush(stdout);
 
   referee::candidate_ledger ledger(stack.store());

@@ -21,7 +21,10 @@ struct run_options {
   std::string job = "loop";
 
   // ---- both jobs
-  std::uint32_t evaluators = 1;            // CPU evaluators in this process; default 1
+  std::uint32_t evaluators = 1;            // CPU evaluators in this process (without devices); default 1
+  // One evaluator per device ("cuda:0", "cuda:1", ...) instead of CPU ones.
+  // Default [] (CPU evaluators).
+  std::vector<std::string> devices;
   std::string protocol = "quick";          // their measurement protocol; default "quick"
   std::string tasks_dir = "configs/tasks"; // root of task ids; default "configs/tasks"
   double exemplar_temperature = 1.0;       // the exemplar store's bucket temperature (Equation 1); default 1

@@ -20,11 +20,13 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   CRUCIBLE_TRY(config::read(file.get("hub"), hub_opts));
   CRUCIBLE_TRY(referee::read(file.get("referee"), referee_opts));
   CRUCIBLE_TRY(detector::read(file.get("detector"), detector_opts));
+  std::unique_ptr<run_stack> stack(new run_stack(sys));
+  std::string unused_connect;
+  CRUCIBLE_TRY(config::read(file.get("bus"), stack->bus_, unused_connect));
   hub_opts.bind = "ipc://" + dir + "/hub";
   hub_opts.ledger_dir = dir + "/hub-ledger";
   if (hub_opts.bind.size() > 90) return make_error(errc::invalid_argument, "run folder path too long for an ipc socket: " + dir);
 
-  std::unique_ptr<run_stack> stack(new run_stack(sys));
   stack->address_ = hub_opts.bind;
   auto kv = storage::open_rocksdb(hub_opts.ledger_dir);
   if (!kv) return kv.error();
@@ -34,7 +36,7 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   stack->adopt(node::spawn_hub(sys, hub_opts, stack->store_, std::shared_ptr<bus::transport>(std::move(*hub_transport))));
 
   // The referee, in the hub process as `crucible hub` runs it, on the hub's RocksDB.
-  bus::peer_options referee_peer;
+  bus::peer_options referee_peer = stack->bus_;
   referee_peer.name = "referee";
   referee_peer.node = logging::host_name();
   auto ref = referee::start_referee(sys, referee_opts, stack->store_, referee_peer, hub_opts.bind);
@@ -43,8 +45,11 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   stack->adopt(ref->referee);
   stack->adopt(ref->worker);
 
-  for (std::uint32_t i = 0; i < run.evaluators; ++i) {
+  std::vector<std::string> devices = run.devices;
+  if (devices.empty()) devices.assign(run.evaluators, "cpu");
+  for (std::size_t i = 0; i < devices.size(); ++i) {
     roles::evaluator_service_options eo;
+    eo.device = devices[i];
     eo.tasks = run.tasks_dir;
     eo.protocol = run.protocol;
     const std::string name = "evaluator-" + std::to_string(i);
@@ -65,7 +70,7 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
 
 status run_stack::host(const std::string& name, msg::Role role, std::uint32_t slots, result<roles::service> svc) {
   if (!svc) return svc.error();
-  bus::peer_options peer;
+  bus::peer_options peer = bus_;
   peer.name = name;
   peer.node = logging::host_name();
   peer.role = role;

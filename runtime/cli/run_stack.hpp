@@ -24,7 +24,7 @@ namespace crucible::cli {
 class run_stack {
  public:
   // Starts the hub at ipc://DIR/hub on DIR/hub-ledger (an existing ledger
-  // is resumed), the referee ([referee]), `run.evaluators` evaluators, the
+  // is resumed; [hub]; every peer takes [bus]'s liveness settings), the referee ([referee]), `run.evaluators` evaluators, the
   // exemplar store in DIR/exemplars and run.detectors ([detector]).
   // Errors: a section that does not read, a store or socket that cannot open.
   static result<std::unique_ptr<run_stack>> start(caf::actor_system& sys, const config::file& file,
@@ -39,6 +39,8 @@ class run_stack {
   void adopt(caf::actor actor) { actors_.push_back(std::move(actor)); }
 
   const std::string& address() const { return address_; }
+  // [bus]: the liveness settings of every peer in the process.
+  const bus::peer_options& bus_settings() const { return bus_; }
   // The hub's RocksDB, which the referee's candidate ledger lives in.
   const std::shared_ptr<storage::kv_store>& store() const { return store_; }
   // Asks every actor started here to exit (also done by the destructor).
@@ -48,6 +50,7 @@ class run_stack {
   run_stack(caf::actor_system& sys) : sys_(sys) {}
   caf::actor_system& sys_;
   std::string address_;
+  bus::peer_options bus_;
   std::shared_ptr<storage::kv_store> store_;
   std::vector<caf::actor> actors_;
 };

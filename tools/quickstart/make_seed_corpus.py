@@ -3,16 +3,20 @@
 {"prompt", "completion", "task", "variant"}, one line per task of a task set
 and per candidate variant written for it (configs/tasks/cpu/TASK/VARIANT.py).
 
-The prompt is exactly what a rollout would send for the task without
-exemplars (`crucible rollout --print-prompt`, so the C++ renderer and the
-template in --config decide it). The completion follows the generation
+Each (task, variant) appears twice: once with the prompt a rollout sends
+before the exemplar store holds anything ("Previous codes: (none)"), once
+with two previous codes of the task and their scores, as the store serves
+them later in stage 3 (the task's other correct variants, scored by
+`crucible eval --protocol quick` once per run of this script). Prompts are
+rendered by `crucible rollout --print-prompt [--exemplar SCORE:FILE]`, so
+the C++ renderer and the template in --config decide them. The completion follows the generation
 protocol: ## Performance Analysis, ## Algorithm Design (the variant's
 docstring), ## Code Implementation with the variant's code. Correct and
 incorrect variants are both included, so the SFT policy starts with a mix
 that GRPO's measured rewards can sort out.
 
-    tools/quickstart/make_seed_corpus.py --crucible build/bin/crucible --config configs/quickstart.toml \
-        --out configs/quickstart/seed.jsonl
+    tools/quickstart/make_seed_corpus.py --crucible build/bin/crucible --config configs/quickstart/rollout.toml \
+        --only gelu_tanh,layernorm_manual,scale_relu,softmax_manual --out configs/quickstart/seed.jsonl
 """
 import argparse
 import ast
@@ -21,6 +25,15 @@ import pathlib
 import subprocess
 
 DEFAULT_VARIANTS = ["faster", "equal", "slower", "incorrect", "not_compiling"]
+CORRECT = ["faster", "equal", "slower"]  # what the exemplar store can hold
+
+
+def score(crucible, task_dir, variant):
+    """The variant's speedup, rounded as the referee rounds rewards."""
+    out = subprocess.run([crucible, "eval", "--task", str(task_dir / "task.py"), "--candidate",
+                          str(task_dir / f"{variant}.py"), "--protocol", "quick", "--seed", "1", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out[out.index("{"):])["reward"]
 
 
 def docstring(code, cls="ModelNew"):
@@ -55,22 +68,34 @@ def main():
     ap.add_argument("--tasks", default="configs/tasks/cpu", help="folder of task folders (configs/tasks/cpu)")
     ap.add_argument("--prefix", default="cpu", help="task id prefix (cpu)")
     ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="comma-separated variant names")
+    ap.add_argument("--only", default="", help="comma-separated task folder names (default: every one)")
     ap.add_argument("--out", required=True, help="JSON Lines file to write")
     a = ap.parse_args()
     lines = []
+    only = set(filter(None, a.only.split(",")))
     for task_dir in sorted(p for p in pathlib.Path(a.tasks).iterdir() if (p / "task.py").is_file()):
+        if only and task_dir.name not in only:
+            continue
         task_id = f"{a.prefix}/{task_dir.name}"
         cmd = [a.crucible, "rollout", "--print-prompt", task_id]
         if a.config:
             cmd += ["--config", a.config]
         prompt = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         task_doc = docstring((task_dir / "task.py").read_text(), "Model")
-        for variant in a.variants.split(","):
+        scores = {v: score(a.crucible, task_dir, v) for v in CORRECT if (task_dir / f"{v}.py").is_file()}
+        for i, variant in enumerate(a.variants.split(",")):
             f = task_dir / f"{variant}.py"
             if not f.is_file():
                 continue
-            lines.append({"prompt": prompt, "completion": completion(task_doc, f.read_text()), "task": task_id,
-                          "variant": variant})
+            done = completion(task_doc, f.read_text())
+            lines.append({"prompt": prompt, "completion": done, "task": task_id, "variant": variant, "exemplars": []})
+            # Two other correct variants, best first, chosen in turn.
+            others = [v for v in scores if v != variant]
+            shown = sorted([others[i % len(others)], others[(i + 1) % len(others)]], key=lambda v: -scores[v])
+            flags = [f"--exemplar={scores[v]}:{task_dir / (v + '.py')}" for v in shown]
+            with_exemplars = subprocess.run(cmd + flags, check=True, capture_output=True, text=True).stdout
+            lines.append({"prompt": with_exemplars, "completion": done, "task": task_id, "variant": variant,
+                          "exemplars": [{"variant": v, "score": scores[v]} for v in shown]})
     out = pathlib.Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(l) + "\n" for l in lines))

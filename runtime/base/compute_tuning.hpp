@@ -1,0 +1,28 @@
+// How a crucible process sets up the C libraries under LibTorch on the CPU.
+// Called first thing by main() of crucible, crucible-policy and the tests.
+//
+// BLAS: Debian's libblas.so.3 is OpenBLAS when libopenblas0-pthread is
+// installed (tools/setup.sh). By default it keeps a pool of one thread per
+// core that spins on sched_yield between calls, and crucible calls BLAS from
+// several actors at once (rollouts, the learner), each on its own thread: on
+// a 2-core machine the spinning pool starved the callers (a quick-start run
+// stalled at 95% CPU in sched_yield). So one BLAS thread per caller, unless
+// OPENBLAS_NUM_THREADS says otherwise.
+//
+// malloc: LibTorch frees and reallocates the same large buffers every
+// training step; above glibc's mmap threshold each one comes back as fresh
+// pages from the kernel (page faults: half of an SFT step's time on 2
+// cores). Large blocks stay in the heap instead (as the evaluator's sandbox
+// does through MALLOC_MMAP_THRESHOLD_).
+#pragma once
+
+namespace crucible {
+
+void tune_process_for_compute();
+
+// OpenBLAS threads of the calling process from now on (stage 1 of
+// `crucible run` uses every core before its actors start). No-op without
+// OpenBLAS or when OPENBLAS_NUM_THREADS is set.
+void set_blas_threads(int threads);
+
+}  // namespace crucible
