@@ -9,15 +9,22 @@ worker, as every evaluation gets anyway) on `--device cuda:G` with its
 worker pinned to its own core; the compile cache is shared, so an inline
 candidate compiles once for the whole fleet.
 
+A job listed several times is repeated: its k-th line (from 0) is recorded
+as repeat `--repeat-index` + k, so one run can hold every repeat of a job in
+a row (evaluator_fleet.sh REPEATS=3) instead of one pass per repeat. Each
+line's seed is 1000 * repeat + its line index.
+
 Output: one JSON line per evaluation (crucible eval's fields plus job,
 repeat, gpu, start_s and end_s from the fleet's start), then one line with
 "summary": evaluations, wall seconds, evaluations per hour, the busy
-fraction of each GPU (seconds with an evaluation running / wall) and its
-mean nvidia-smi utilization (the share of time a kernel ran) over the run.
+fraction of each GPU (seconds with an evaluation running / wall), the
+second each GPU joined (--start-after) and its mean nvidia-smi utilization
+(the share of time a kernel ran) over the run.
 
 Usage: python evaluator_fleet.py --bin CRUCIBLE_EVAL --jobs FILE --gpus 0,1
          --out FILE [--repeat-index 1] [--protocol default] [--window-s 0]
          [--deadline-s 600] [--first-core 8] [--cache-dir DIR]
+         [--start-after GPU:FILE] [--dry-run]
 """
 
 import argparse
@@ -118,27 +125,43 @@ def main():
     ap.add_argument("--deadline-s", type=float, default=600)
     ap.add_argument("--first-core", type=int, default=8, help="the worker of GPU g runs on core first+g")
     ap.add_argument("--cache-dir", default="")
+    ap.add_argument("--start-after", action="append", default=[], metavar="GPU:FILE",
+                    help="the evaluator of GPU takes jobs only once FILE exists (the GPU is busy until then)")
+    ap.add_argument("--dry-run", action="store_true", help="print the queue (line, repeat, seed, job) and exit")
     args = ap.parse_args()
 
     gpus = [int(g) for g in args.gpus.split(",")]
+    start_after = {int(g): f for g, f in (a.split(":", 1) for a in args.start_after)}
     todo = queue.Queue()
+    seen = {}
     for i, job in enumerate(read_jobs(args.jobs)):
-        todo.put((i, job))
+        repeat = args.repeat_index + seen.get(job[0], 0)
+        seen[job[0]] = seen.get(job[0], 0) + 1
+        todo.put((i, repeat, job))
+        if args.dry_run:
+            print("%3d repeat %d seed %6d %s" % (i, repeat, 1000 * repeat + i, job[0]))
+    if args.dry_run:
+        print("%d evaluations of %d jobs" % (todo.qsize(), len(seen)))
+        return
     out = open(args.out, "a")
     lock = threading.Lock()
     busy = {g: 0.0 for g in gpus}
+    joined = {g: 0.0 for g in gpus}
     t0 = time.monotonic()
     deadline = t0 + args.deadline_s
     cut, finished = [], []
 
     def evaluator(gpu):
+        while gpu in start_after and not os.path.exists(start_after[gpu]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        joined[gpu] = round(time.monotonic() - t0, 2)
         while time.monotonic() < deadline:
             try:
-                i, job = todo.get_nowait()
+                i, repeat, job = todo.get_nowait()
             except queue.Empty:
                 return
             start = time.monotonic()
-            row = evaluate(args, gpu, job, 1000 * args.repeat_index + i, deadline)
+            row = evaluate(args, gpu, job, 1000 * repeat + i, deadline)
             end = time.monotonic()
             with lock:
                 busy[gpu] += end - start
@@ -147,7 +170,7 @@ def main():
                     continue
                 if row["status"] != "evaluator_failed":
                     finished.append(job[0])
-                row.update(job=job[0], repeat=args.repeat_index, gpu=gpu, start_s=round(start - t0, 2),
+                row.update(job=job[0], repeat=repeat, gpu=gpu, start_s=round(start - t0, 2),
                            end_s=round(end - t0, 2))
                 print(json.dumps(row), file=out, flush=True)
                 print("cuda:%d %-44s %-10s %6.3f %5.1f s" % (gpu, job[0], row["status"], row.get("speedup_raw", 0),
@@ -164,7 +187,7 @@ def main():
     summary = {"summary": True, "gpus": gpus, "repeat": args.repeat_index, "evaluations": len(finished),
                "wall_s": round(wall, 1), "evaluations_per_hour": round(3600 * len(finished) / wall, 1),
                "cut_by_deadline": cut, "left_in_queue": todo.qsize(),
-               "busy_fraction": {g: round(busy[g] / wall, 3) for g in gpus},
+               "busy_fraction": {g: round(busy[g] / wall, 3) for g in gpus}, "joined_s": joined,
                "utilization": {g: (round(u, 3) if u is not None else None) for g, u in utilization.items()}}
     print(json.dumps(summary), file=out, flush=True)
     print(json.dumps(summary), file=sys.stderr)

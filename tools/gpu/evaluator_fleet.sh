@@ -21,7 +21,14 @@
 # WINDOW_S (30): the measurement window (the default protocol's is 120 s;
 # it limits only evaluations that never meet the early stop); HACKS (a
 # regular expression: the catalogue cases and task-set variants to run;
-# default all); PYTHON.
+# default all; `none`: no catalogue); REPEATS (1): each job's lines in a
+# row in every pass (job after job, so that a pass cut by its deadline
+# leaves whole jobs out rather than the last repeats of many; with
+# REPEATS > 1 the inline candidate runs twice, the second a compile-cache
+# hit); REWRITE_EVERY (3): a rewrite after every that many identity jobs;
+# DRY_RUN=1 prints the queue and exits before anything needs a GPU; PYTHON.
+# When the first pass takes every GPU, the baseline runs first on the last
+# GPU, which joins the fleet when it is done.
 set -uo pipefail
 if (($# < 1)); then
   sed -n '2,/^set -uo/p' "$0" | grep '^#'
@@ -40,36 +47,48 @@ rm -rf "$work" && mkdir -p "$work/hackq" "$res"
 export CUDA_HOME=${CUDA_HOME:-$([[ -d /usr/local/cuda ]] && echo /usr/local/cuda)}
 
 source "$repo/tools/gpu/kernelbench_common.sh"
+kernelbench_jobs "$kb" "$work"
+# The inline candidate first (pass 1 compiles it, later passes hit the
+# cache; with REPEATS > 1 its second line comes after two more jobs, so that
+# the other GPUs evaluate meanwhile and it finds the compiled extension or
+# waits on the cache's lock), then a rewrite after every REWRITE_EVERY
+# identity jobs, so that a pass cut by its deadline still holds some of
+# each; every line REPEATS times in a row.
+repeats=${REPEATS:-1}
+{
+  cat "$work/jobs_compile.txt"
+  awk '/^identity/ { print; if (++n % E == 0 && (getline f < F) > 0) print f }
+       END { while ((getline f < F) > 0) print f }' E="${REWRITE_EVERY:-3}" \
+    F=<(grep -v '^identity' "$work/jobs.txt") "$work/jobs.txt" |
+    awk -v R="$repeats" -v C="$(cat "$work/jobs_compile.txt")" \
+      '{ for (r = 0; r < R; r++) print; if (R > 1 && NR == 2) print C }'
+} >"$work/fleet_jobs.txt"
+if [[ "${DRY_RUN:-0}" == 1 ]]; then
+  "$py" "$repo/tools/gpu/evaluator_fleet.py" --bin - --jobs "$work/fleet_jobs.txt" --gpus 0 --out /dev/null --dry-run
+  exit 0
+fi
 [[ -n "$debs" ]] && unpack_debs "$debs"
 build_evaluator "$build" "$py" "$work" crucible-eval || exit 1
 bin=$build/bin/crucible-eval
 echo "set-up: $SECONDS s"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-kernelbench_jobs "$kb" "$work"
-# The inline candidate first (pass 1 compiles it, later passes hit the
-# cache), then a rewrite after every third identity job, so that a pass cut
-# by its deadline still holds some of each.
-{
-  cat "$work/jobs_compile.txt"
-  awk '/^identity/ { print; if (++n % 3 == 0 && (getline f < F) > 0) print f }
-       END { while ((getline f < F) > 0) print f }' F=<(grep -v '^identity' "$work/jobs.txt") "$work/jobs.txt"
-} >"$work/fleet_jobs.txt"
 
 left() {  # left N: seconds until N seconds before the end (0 when past)
   local s=$((end - $1 - SECONDS))
   echo $((s > 0 ? s : 0))
 }
-fleet() {  # fleet GPUS PASS SECONDS_BEFORE_END
+fleet() {  # fleet GPUS PASS SECONDS_BEFORE_END [evaluator_fleet.py options]
   "$py" "$repo/tools/gpu/evaluator_fleet.py" --bin "$bin" --jobs "$work/fleet_jobs.txt" --gpus "$1" \
-    --out "$res/fleet-pass$2.jsonl" --repeat-index "$2" \
-    --window-s "${WINDOW_S:-30}" --deadline-s "$(left "$3")" --cache-dir "$work/cache"
+    --out "$res/fleet-pass$2.jsonl" --repeat-index "$(((${2} - 1) * repeats + 1))" \
+    --window-s "${WINDOW_S:-30}" --deadline-s "$(left "$3")" --cache-dir "$work/cache" "${@:4}"
 }
-baseline() {  # baseline SECONDS_BEFORE_END: the KernelBench-style timing of the jobs on cuda:1, 3 repeats
-  CUDA_VISIBLE_DEVICES=1 timeout "$(left "$1")" "$py" "$repo/tools/gpu/kernelbench_style_timing.py" \
+baseline() {  # baseline SECONDS_BEFORE_END [GPU]: the KernelBench-style timing of the jobs on cuda:GPU (1), 3 repeats
+  CUDA_VISIBLE_DEVICES=${2:-1} timeout "$(left "$1")" "$py" "$repo/tools/gpu/kernelbench_style_timing.py" \
     --jobs "$work/jobs.txt" --repeat 3 --out "$res/kernelbench_style.jsonl"
   echo "baseline done at $SECONDS s"
 }
 hacks() {  # hacks GPU: catalogue cases from the shared queue until it is empty or stopped
+  [[ "${HACKS:-}" == none ]] && return 0
   QUEUE=$work/hackq CORES=$((20 + $1)) ONLY=${HACKS:-} "$repo/tools/gpu/hacks_gpu.sh" "$bin" "cuda:$1" >>"$work/hacks$1.log" 2>&1
 }
 
@@ -80,9 +99,15 @@ for n in "${fleets[@]}"; do
   pass=$((pass + 1))
   ((n <= ngpu)) || { echo "skipping a $n-GPU pass: $ngpu GPUs"; continue; }
   echo "=== pass $pass: $n-GPU fleet at $SECONDS s; the other GPUs take catalogue cases"
-  reserve=25  # for the passes after this one, at PASS_S / GPUs each
+  reserve=$([[ "${HACKS:-}" == none ]] && echo 12 || echo 25)  # and for the passes after this one, at PASS_S / GPUs each
   for m in "${fleets[@]:pass}"; do reserve=$((reserve + ${PASS_S:-240} / m)); done
-  fleet "$(seq -s, 0 $((n - 1)))" "$pass" "$reserve" &
+  if ((pass == 1 && n == ngpu)); then  # no GPU left free: the baseline first on the last one, which then joins
+    last=$((ngpu - 1))
+    { baseline "$reserve" "$last"; touch "$work/baseline.done"; } &
+    fleet "$(seq -s, 0 $last)" "$pass" "$reserve" --start-after "$last:$work/baseline.done" &
+  else
+    fleet "$(seq -s, 0 $((n - 1)))" "$pass" "$reserve" &
+  fi
   running=$!
   for ((g = n; g < ngpu; g++)); do
     if ((pass == 1 && g == 1)); then
@@ -98,15 +123,17 @@ for n in "${fleets[@]}"; do
   rm -f "$work/hackq/stop"
 done
 
-echo "=== the rest of the hack catalogue on $ngpu GPUs at $SECONDS s"
-(sleep "$(left 20)"; touch "$work/hackq/stop") &
-stopper=$!
-for ((g = 0; g < ngpu; g++)); do hacks "$g" & done
-wait $(jobs -p | grep -vx "$stopper")
-kill "$stopper" 2>/dev/null
+if [[ "${HACKS:-}" != none ]]; then
+  echo "=== the rest of the hack catalogue on $ngpu GPUs at $SECONDS s"
+  (sleep "$(left 20)"; touch "$work/hackq/stop") &
+  stopper=$!
+  for ((g = 0; g < ngpu; g++)); do hacks "$g" & done
+  wait $(jobs -p | grep -vx "$stopper")
+  kill "$stopper" 2>/dev/null
+fi
 
 echo "=== tables at $SECONDS s"
-cat "$work"/hacks*.log >"$res/hacks.log"
+cat "$work"/hacks*.log >"$res/hacks.log" 2>/dev/null
 grep -h '^PASS\|^FAIL' "$res/hacks.log" | sort -k2 | tee "$res/hacks_table.txt"
 echo "hack catalogue: $(grep -c '^PASS' "$res/hacks_table.txt") passed, $(grep -c '^FAIL' "$res/hacks_table.txt") failed"
 grep -hv '"summary"' "$res"/fleet-pass*.jsonl >"$work/crucible.jsonl"

@@ -51,11 +51,13 @@ kernelbench_jobs() {
     level2/1_Conv2D_ReLU_BiasAdd level2/12_Gemm_Multiply_LeakyReLU level2/14_Gemm_Divide_Sum_Scaling
     level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp level2/29_Matmul_Mish_Mish
     level2/40_Matmul_Scaling_ResidualAdd level2/66_Matmul_Dropout_Mean_Softmax level2/76_Gemm_Add_ReLU)
+  # L2-18 last: it never meets the early stop (its bucket means drift), so a
+  # budget that cuts the list loses the least there.
   local faster=(level1/12_Matmul_with_diagonal_matrices_:level1_12_diag_broadcast
     level1/88_MinGPTNewGelu:level1_88_gelu_tanh_fused level2/14_Gemm_Divide_Sum_Scaling:level2_14_gemm_sum_folded
-    level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp:level2_18_linear_sum
     level2/40_Matmul_Scaling_ResidualAdd:level2_40_scale_residual_folded
-    level2/66_Matmul_Dropout_Mean_Softmax:level2_66_softmax_of_one)
+    level2/66_Matmul_Dropout_Mean_Softmax:level2_66_softmax_of_one
+    level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp:level2_18_linear_sum)
   if [[ "${SMOKE:-0}" == 1 ]]; then
     identity=(level1/12_Matmul_with_diagonal_matrices_)
     faster=("${faster[0]}")
