@@ -10,13 +10,32 @@
 #endif
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-
-#include <map>
 #else
 #define CRUCIBLE_WITH_GLOO 0
 #endif
 
+#include <map>
+
 namespace crucible::learner {
+
+void flat_all_reduce(std::vector<torch::Tensor>& tensors, const torch::Device& staging,
+                     const std::function<void(std::vector<torch::Tensor>&)>& reduce) {
+  std::map<c10::ScalarType, std::vector<std::size_t>> by_type;
+  for (std::size_t i = 0; i < tensors.size(); ++i) by_type[tensors[i].scalar_type()].push_back(i);
+  for (auto& [type, indices] : by_type) {
+    std::vector<torch::Tensor> flat;
+    for (auto i : indices) flat.push_back(tensors[i].detach().reshape({-1}).to(staging));
+    std::vector<torch::Tensor> buffer{torch::cat(flat)};
+    reduce(buffer);
+    std::int64_t offset = 0;
+    torch::NoGradGuard no_grad;
+    for (auto i : indices) {
+      const auto n = tensors[i].numel();
+      tensors[i].copy_(buffer[0].narrow(0, offset, n).view(tensors[i].sizes()));
+      offset += n;
+    }
+  }
+}
 
 #if CRUCIBLE_WITH_GLOO
 
@@ -30,23 +49,9 @@ class gloo_collective final : public collective {
   int rank() const override { return rank_; }
   int world_size() const override { return world_; }
 
-  // One all-reduce per dtype over a flat copy of the tensors of that dtype.
+  // Summed on the CPU (flat_all_reduce).
   status all_reduce_sum(std::vector<torch::Tensor>& tensors) override try {
-    std::map<c10::ScalarType, std::vector<std::size_t>> by_type;
-    for (std::size_t i = 0; i < tensors.size(); ++i) by_type[tensors[i].scalar_type()].push_back(i);
-    for (auto& [type, indices] : by_type) {
-      std::vector<torch::Tensor> flat;
-      for (auto i : indices) flat.push_back(tensors[i].detach().reshape({-1}).to(torch::kCPU));
-      std::vector<torch::Tensor> buffer{torch::cat(flat)};
-      group_->allreduce(buffer)->wait();
-      std::int64_t offset = 0;
-      for (auto i : indices) {
-        const auto n = tensors[i].numel();
-        torch::NoGradGuard no_grad;
-        tensors[i].copy_(buffer[0].narrow(0, offset, n).view(tensors[i].sizes()));
-        offset += n;
-      }
-    }
+    flat_all_reduce(tensors, torch::kCPU, [this](std::vector<torch::Tensor>& buffer) { group_->allreduce(buffer)->wait(); });
     return status::success();
   } catch (const std::exception& e) {
     return make_error(errc::io, "gloo all-reduce on rank " + std::to_string(rank_) + ": " + e.what());

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -49,5 +50,12 @@ bool nccl_available();
 // dtype. invalid_argument as join_gloo; unavailable without NCCL in this
 // build or when c10d cannot connect.
 result<std::unique_ptr<collective>> join_nccl(const nccl_options& options);
+
+// What the Gloo and NCCL collectives share: sums `tensors` across ranks with
+// one `reduce` (the backend's in-place all-reduce of one buffer) per dtype,
+// over a flat copy of that dtype's tensors on `staging`; the sums are copied
+// back into the tensors, whatever their device.
+void flat_all_reduce(std::vector<torch::Tensor>& tensors, const torch::Device& staging,
+                     const std::function<void(std::vector<torch::Tensor>&)>& reduce);
 
 }  // namespace crucible::learner

@@ -9,8 +9,6 @@
 #endif
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-
-#include <map>
 #endif
 
 namespace crucible::learner {
@@ -27,24 +25,9 @@ class nccl_collective final : public collective {
   int rank() const override { return rank_; }
   int world_size() const override { return world_; }
 
-  // One all-reduce per dtype over a flat copy, on the GPU, of the tensors of
-  // that dtype; the sums are copied back into the tensors (any device).
+  // Summed on this rank's GPU (flat_all_reduce), tensors of any device.
   status all_reduce_sum(std::vector<torch::Tensor>& tensors) override try {
-    std::map<c10::ScalarType, std::vector<std::size_t>> by_type;
-    for (std::size_t i = 0; i < tensors.size(); ++i) by_type[tensors[i].scalar_type()].push_back(i);
-    for (auto& [type, indices] : by_type) {
-      std::vector<torch::Tensor> flat;
-      for (auto i : indices) flat.push_back(tensors[i].detach().reshape({-1}).to(device_));
-      std::vector<torch::Tensor> buffer{torch::cat(flat)};
-      group_->allreduce(buffer)->wait();
-      std::int64_t offset = 0;
-      for (auto i : indices) {
-        const auto n = tensors[i].numel();
-        torch::NoGradGuard no_grad;
-        tensors[i].copy_(buffer[0].narrow(0, offset, n).view(tensors[i].sizes()));
-        offset += n;
-      }
-    }
+    flat_all_reduce(tensors, device_, [this](std::vector<torch::Tensor>& buffer) { group_->allreduce(buffer)->wait(); });
     return status::success();
   } catch (const std::exception& e) {
     return make_error(errc::io, "nccl all-reduce on rank " + std::to_string(rank_) + ": " + e.what());
