@@ -3,11 +3,14 @@
 {"prompt", "completion", "task", "variant"}, one line per task of a task set
 and per candidate variant written for it (configs/tasks/cpu/TASK/VARIANT.py).
 
-Each (task, variant) appears twice: once with the prompt a rollout sends
-before the exemplar store holds anything ("Previous codes: (none)"), once
-with two previous codes of the task and their scores, as the store serves
-them later in stage 3 (the task's other correct variants, scored by
-`crucible eval --protocol quick` once per run of this script). Prompts are
+Each (task, variant) appears once with the prompt a rollout sends before
+the exemplar store holds anything ("Previous codes: (none)") and once with
+each pair of the task's correct variants as previous codes with their scores,
+as the store serves them later in stage 3 (scored by `crucible eval
+--protocol quick` once per run of this script). Every prompt is followed by
+every variant alike: were the completion tied to the exemplars shown (the
+faster variant only when it is not among them), the policy would turn worse
+as stage 3's store fills with fast codes, whatever it learned. Prompts are
 rendered by `crucible rollout --print-prompt [--exemplar SCORE:FILE]`, so
 the C++ renderer and the template in --config decide them. The completion follows the generation
 protocol: ## Performance Analysis, ## Algorithm Design (the variant's
@@ -20,6 +23,7 @@ that GRPO's measured rewards can sort out.
 """
 import argparse
 import ast
+import itertools
 import json
 import pathlib
 import subprocess
@@ -83,19 +87,22 @@ def main():
         prompt = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         task_doc = docstring((task_dir / "task.py").read_text(), "Model")
         scores = {v: score(a.crucible, task_dir, v) for v in CORRECT if (task_dir / f"{v}.py").is_file()}
-        for i, variant in enumerate(a.variants.split(",")):
+        pairs = list(itertools.combinations(sorted(scores, key=lambda v: -scores[v]), 2))
+        for variant in a.variants.split(","):
             f = task_dir / f"{variant}.py"
             if not f.is_file():
                 continue
             done = completion(task_doc, f.read_text())
             lines.append({"prompt": prompt, "completion": done, "task": task_id, "variant": variant, "exemplars": []})
-            # Two other correct variants, best first, chosen in turn.
-            others = [v for v in scores if v != variant]
-            shown = sorted([others[i % len(others)], others[(i + 1) % len(others)]], key=lambda v: -scores[v])
-            flags = [f"--exemplar={scores[v]}:{task_dir / (v + '.py')}" for v in shown]
-            with_exemplars = subprocess.run(cmd + flags, check=True, capture_output=True, text=True).stdout
-            lines.append({"prompt": with_exemplars, "completion": done, "task": task_id, "variant": variant,
-                          "exemplars": [{"variant": v, "score": scores[v]} for v in shown]})
+            # Every pair of the task's correct variants, best first, as the
+            # exemplar store can serve them: each prompt leads to every
+            # variant alike, so stage 1 teaches the format and leaves the
+            # choice of variant to stage 3's measured rewards.
+            for shown in pairs:
+                flags = [f"--exemplar={scores[v]}:{task_dir / (v + '.py')}" for v in shown]
+                with_exemplars = subprocess.run(cmd + flags, check=True, capture_output=True, text=True).stdout
+                lines.append({"prompt": with_exemplars, "completion": done, "task": task_id, "variant": variant,
+                              "exemplars": [{"variant": v, "score": scores[v]} for v in shown]})
     out = pathlib.Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(l) + "\n" for l in lines))
