@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   std::shared_ptr<storage::kv_store> store(std::move(*kv));
   hub::hub_options ho;
   ho.bind = bind;
+  ho.ledger_dir = dir + "/ledger";  // the job log goes beside the RocksDB files
   std::vector<caf::actor> actors{node::spawn_hub(sys, ho, store, std::shared_ptr<bus::transport>(std::move(*hub_t)))};
   bus::peer_options rp;
   rp.name = "referee";

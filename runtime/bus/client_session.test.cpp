@@ -37,7 +37,8 @@ void send_all(transport& t, outbox out) {
 struct rig {
   memory_network net;
   storage::memory_store kv;
-  hub::job_ledger ledger{kv, storage::durability::buffered};
+  storage::memory_segments log;
+  hub::job_ledger ledger{kv, log};
   hub::hub_core hub{[] {
                       hub::hub_options o;
                       o.heartbeat = 100ms;

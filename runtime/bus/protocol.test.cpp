@@ -35,7 +35,8 @@ peer_options fast(const std::string& name, std::uint32_t slots = 0) {
 struct simulation {
   memory_network net;
   storage::memory_store kv;
-  hub::job_ledger ledger{kv, storage::durability::buffered};
+  storage::memory_segments log;
+  hub::job_ledger ledger{kv, log};
   hub::hub_options hub_opts;
   std::unique_ptr<hub::hub_core> hub;
   std::unique_ptr<transport> hub_end;

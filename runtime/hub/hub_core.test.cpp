@@ -71,7 +71,8 @@ std::vector<const m::Envelope*> sent(const bus::outbox& out, const std::string& 
 
 struct fixture {
   storage::memory_store kv;
-  job_ledger ledger{kv, storage::durability::buffered};
+  storage::memory_segments log;
+  job_ledger ledger{kv, log};
   hub_options options;
   std::unique_ptr<hub_core> hub;
   clock::time_point now{};
@@ -89,6 +90,7 @@ struct fixture {
     out = hub->take_outbox();
     return out;
   }
+  void take_and_forget() { out = hub->take_outbox(); }
   bus::outbox& tick(std::chrono::milliseconds dt) {
     now += dt;
     hub->on_tick(now);
@@ -296,7 +298,14 @@ TEST_CASE("a failing ledger commit is reported, so the caller can withhold the a
   fixture f;
   f.deliver("c", reg("c", {}, 0));
   f.hub->on_frame(from("c", submit("c", "j1")), f.now);
-  f.kv.fail_next_writes(1);
+  f.log.fail_next_appends(1);  // the submit record goes to the job log
+  CHECK_FALSE(f.hub->finish_batch(f.now).ok());
+  f.take_and_forget();
+  f.deliver("w", reg("w", {"echo"}, 1));
+  f.deliver("c", submit("c", "j2"));
+  f.deliver("w", job_result("w", "j2", 1, 1));
+  f.hub->on_frame(from("c", client_ack("c", "j2")), f.now);
+  f.kv.fail_next_writes(1);  // the acknowledgement marker goes to the kv store
   CHECK_FALSE(f.hub->finish_batch(f.now).ok());
 }
 

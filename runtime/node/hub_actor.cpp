@@ -18,7 +18,16 @@ class hub_actor final : public caf::blocking_actor {
       : caf::blocking_actor(cfg), options_(std::move(options)), kv_(std::move(kv)), transport_(std::move(transport)) {}
 
   void act() override {
-    hub::job_ledger ledger(*kv_, options_.ledger_sync ? storage::durability::synced : storage::durability::buffered);
+    // The job log lives inside the ledger directory, beside RocksDB's files.
+    auto log = storage::open_file_segments(options_.ledger_dir + "/joblog");
+    if (!log) {
+      spdlog::critical("hub cannot open its job log: {}", log.error().text());
+      fail_state(caf::make_error(caf::sec::runtime_error, log.error().text()));
+      return;
+    }
+    hub::job_ledger_options ledger_options;
+    ledger_options.durability = options_.ledger_sync ? storage::durability::synced : storage::durability::buffered;
+    hub::job_ledger ledger(*kv_, **log, ledger_options);
     auto session = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
     hub::hub_core core(options_, ledger, session);
     if (auto s = core.recover(clock_type::now()); !s.ok()) {
