@@ -19,6 +19,8 @@ struct eval_args {
   bool seed_given = false;
   bool json = false;
   bool keep_scratch = false;
+  bool strict = false;
+  std::vector<std::string> tolerances;
   std::vector<int> cores;
 };
 
@@ -37,6 +39,12 @@ int run_eval(const eval_args& a) {
     protocol->statistic = *s;
   }
   if (a.window_s > 0) protocol->window_s = a.window_s;
+  protocol->strict = a.strict;
+  for (const auto& t : a.tolerances)
+    if (auto s = apply_tolerance(*protocol, t); !s) {
+      std::cerr << "crucible eval: " << s.error().text() << "\n";
+      return 2;
+    }
   std::uint64_t seed = a.seed;
   if (!a.seed_given) seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   auto request = load_request(a.task, a.candidate, a.device, seed);
@@ -74,6 +82,11 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of every input and round order (default: random, reported)")
       ->each([args](const std::string&) { args->seed_given = true; });
   cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->add_flag("--strict", args->strict,
+                "Strict correctness: atol = rtol = 1e-5 (float16 1e-3, bfloat16 1e-2) instead of 1e-2");
+  cmd->add_option("--tolerance", args->tolerances,
+                  "ATOL[:RTOL] for every output, or DTYPE=ATOL[:RTOL] for outputs of that torch dtype "
+                  "(float16, bfloat16, ...); repeatable, applied after --strict");
   cmd->add_option("--bucket-statistic", args->statistic,
                   "Override the protocol's bucket statistic: geometric, arithmetic, trimmed, median");
   cmd->add_option("--window-s", args->window_s,

@@ -202,7 +202,7 @@ class attempt {
 
   // Judges one trial's raw outcome (a correctness trial or a timed round's
   // spot check). true: it failed, with e_.status/reason/defences set.
-  bool trial_failed(const trial_outcome& t, const std::string& where, double atol, double rtol) {
+  bool trial_failed(const trial_outcome& t, const std::string& where, const tolerance_table& tolerances) {
     if (!t.structure_ok) {
       e_.status = eval_status::incorrect;
       e_.reason = fmt::format("{}: {}", where, t.structure_error);
@@ -217,8 +217,8 @@ class attempt {
     }
     if (!(t.max_tolerance_ratio <= 1.0)) {
       e_.status = eval_status::incorrect;
-      e_.reason = fmt::format("{}: max abs error {:.3g} exceeds atol={} rtol={} ({:.3g}x the bound)", where,
-                              t.max_abs_error, atol, rtol, t.max_tolerance_ratio);
+      e_.reason = fmt::format("{}: max abs error {:.3g} exceeds the tolerance ({}; {:.3g}x the bound)", where,
+                              t.max_abs_error, tolerances.text(), t.max_tolerance_ratio);
       add_defence(e_, "tolerance");
       return true;
     }
@@ -227,7 +227,7 @@ class attempt {
 
   // true: final status decided; false: every trial passed.
   result<bool> correctness(seed_stream& trial_seeds) {
-    const double atol = p_.effective_atol(), rtol = p_.effective_rtol();
+    const tolerance_table tolerances = p_.tolerances();
     std::vector<double> ref_times;
     std::set<std::uint64_t> ref_digests, cand_digests;
     std::uint32_t done = 0;
@@ -235,7 +235,7 @@ class attempt {
       const std::uint32_t n = done == 0 ? 1u : std::min(p_.correctness_batch, p_.correctness_trials - done);
       std::vector<std::uint64_t> seeds;
       for (std::uint32_t i = 0; i < n; ++i) seeds.push_back(trial_seeds.next());
-      auto reply = session_->correctness(seeds, atol, rtol, after(call_deadline_s(n)));
+      auto reply = session_->correctness(seeds, tolerances, after(call_deadline_s(n)));
       if (!reply) return channel_failure(reply.error(), "checking correctness");
       if (!reply->ok) return candidate_failure(*reply, "checking correctness");
       for (const auto& t : reply->trials) {
@@ -251,7 +251,7 @@ class attempt {
           add_defence(e_, "executability_bound");
           return true;
         }
-        if (trial_failed(t, fmt::format("trial {} (seed {})", done, t.seed), atol, rtol)) return true;
+        if (trial_failed(t, fmt::format("trial {} (seed {})", done, t.seed), tolerances)) return true;
         cand_times_.push_back(t.cand_seconds);
         ref_digests.insert(t.ref_digest);
         cand_digests.insert(t.cand_digest);
@@ -300,8 +300,7 @@ class attempt {
     for (const auto& t : reply->trials)
       // Correct while checked, wrong while timed: the candidate tells the
       // two apart (warm-up detection, a call counter, a stale cache).
-      if (trial_failed(t, fmt::format("timed round (seed {}) checked after timing", t.seed), checks.atol,
-                       checks.rtol)) {
+      if (trial_failed(t, fmt::format("timed round (seed {}) checked after timing", t.seed), checks.tolerances)) {
         e_.status = eval_status::hack;
         add_defence(e_, "spot_check");
         return true;
@@ -340,8 +339,7 @@ class attempt {
   // attempt's seed stream so that a run is reproducible.
   drawn_checks draw_spot_checks(std::size_t n) {
     drawn_checks c;
-    c.atol = p_.effective_atol();
-    c.rtol = p_.effective_rtol();
+    c.tolerances = p_.tolerances();
     const double f = std::clamp(p_.spot_check_fraction, 0.0, 1.0);
     for (std::size_t i = 0; i < n; ++i) c.check.push_back(f > 0 && double(seeds_.next() % 1000000) < f * 1e6);
     if (f > 0 && n && std::find(c.check.begin(), c.check.end(), true) == c.check.end())

@@ -267,3 +267,45 @@ TEST_CASE("the JSON form carries every field a settlement needs") {
   CHECK(j["device"] == "cpu");
   CHECK(j["seed"] == 7);
 }
+
+TEST_CASE("tolerances apply per output dtype, and strict mode holds half precision to its own bound") {
+  const auto dir = std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "tests/data/evaluator/half_scale";
+  evaluator ev;
+  auto p = classify();
+  const evaluation by_default = run(ev, dir / "task.py", dir / "three_percent_high.py", p);
+  CHECK(by_default.status == eval_status::incorrect);
+  CHECK(by_default.reason.find("atol=0.01 rtol=0.01") != std::string::npos);
+
+  auto other_dtype = p;
+  REQUIRE(apply_tolerance(other_dtype, "float32=0.05").ok());
+  const evaluation float32_only = run(ev, dir / "task.py", dir / "three_percent_high.py", other_dtype);
+  CHECK(float32_only.status == eval_status::incorrect);
+  CHECK(float32_only.reason.find("float32 atol=0.05 rtol=0.05") != std::string::npos);
+
+  auto half = p;
+  REQUIRE(apply_tolerance(half, "float16=0.05:0.05").ok());
+  CHECK(run(ev, dir / "task.py", dir / "three_percent_high.py", half).status == eval_status::ok);
+
+  // Strict: 1e-5 for float32 would fail float16's own rounding; its 1e-3 does not.
+  auto strict = p;
+  strict.strict = true;
+  CHECK(strict.tolerances().fallback.atol == 1e-5);
+  CHECK(strict.tolerances().by_dtype.at("float16").rtol == 1e-3);
+  CHECK(run(ev, dir / "task.py", dir / "identity.py", strict).status == eval_status::ok);
+  CHECK(run(ev, dir / "task.py", dir / "three_percent_high.py", strict).status == eval_status::incorrect);
+}
+
+TEST_CASE("a tolerance setting that cannot be read is an error naming it") {
+  protocol_options p;
+  REQUIRE(apply_tolerance(p, "0.02:0.03").ok());
+  CHECK(p.atol == 0.02);
+  CHECK(p.rtol == 0.03);
+  REQUIRE(apply_tolerance(p, "bfloat16=0.1").ok());
+  CHECK(p.tolerances().by_dtype.at("bfloat16").rtol == 0.1);
+  for (const char* bad : {"float16=abc", "Float 16=0.1", "=0.1", "float16=-1", "0.1:", "float16=0.1:x"}) {
+    CAPTURE(bad);
+    auto s = apply_tolerance(p, bad);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().text().find(bad) != std::string::npos);
+  }
+}

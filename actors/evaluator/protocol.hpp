@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,21 @@
 #include "runtime/base/result.hpp"
 
 namespace crucible::evaluator {
+
+// Element tolerance: an output element passes when |c - r| <= atol + rtol * |r|.
+struct tolerance {
+  double atol = 1e-2;
+  double rtol = 1e-2;
+};
+
+// The tolerances one measurement applies: by_dtype's entry for an output of
+// that dtype (torch's names without "torch.": "float16", "bfloat16",
+// "float32", ...), the fallback for any other.
+struct tolerance_table {
+  tolerance fallback;
+  std::map<std::string, tolerance> by_dtype;
+  std::string text() const;  // "atol=0.01 rtol=0.01, float16 atol=0.1 rtol=0.1"
+};
 
 struct protocol_options {
   // Name reported with each result ("default", "paper", "quick").
@@ -25,12 +41,17 @@ struct protocol_options {
   // Trials per worker request (the first request always holds one trial).
   std::uint32_t correctness_batch = 8;
   // Element passes when |c - r| <= atol + rtol * |r|. Default 1e-2 each
-  // (KernelBench v0 and CUDA-L1).
+  // (KernelBench v0 and CUDA-L1), for every dtype.
   double atol = 1e-2;
   double rtol = 1e-2;
-  // Strict mode: atol = rtol = strict_tolerance instead. Default off, 1e-5.
+  // Strict mode: atol = rtol = strict_tolerance for every dtype but the
+  // half-precision ones, which cannot hold it (float16 1e-3, bfloat16 1e-2,
+  // about one unit in the last place of values near 1). Default off, 1e-5.
   bool strict = false;
   double strict_tolerance = 1e-5;
+  // Per-dtype overrides on top of the above (`--tolerance DTYPE=ATOL[:RTOL]`,
+  // [run] tolerances). Default none.
+  std::map<std::string, tolerance> dtype_tolerance;
   // Executable means every candidate call finishes within this factor of the
   // reference's time. Default 1000.
   double executability_factor = 1000;
@@ -118,9 +139,13 @@ struct protocol_options {
   // value drawn from the evaluation's seed; inputs likewise per trial/round.
 
   std::string text() const;  // one line for logs
-  double effective_atol() const { return strict ? strict_tolerance : atol; }
-  double effective_rtol() const { return strict ? strict_tolerance : rtol; }
+  tolerance_table tolerances() const;  // what the worker is told to apply
 };
+
+// Applies one tolerance setting to p: "ATOL[:RTOL]" sets atol and rtol (RTOL
+// defaults to ATOL), "DTYPE=ATOL[:RTOL]" sets dtype_tolerance[DTYPE]. Errors:
+// invalid_argument naming the setting and what is wrong with it.
+status apply_tolerance(protocol_options& p, std::string_view setting);
 
 // "default", "paper" (1000 trials, the full 1800 s window, no early stop),
 // "quick" (8 trials, 70 rounds minimum, early stop at a relative standard

@@ -161,11 +161,24 @@ result<worker_reply> worker_session::compile(const std::string& source, const st
   }, deadline);
 }
 
-result<worker_reply> worker_session::correctness(std::span<const std::uint64_t> seeds, double atol, double rtol,
-                                                 clock_type::time_point deadline) {
+namespace {
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<sbx::DtypeTolerance>>> by_dtype(
+    flatbuffers::FlatBufferBuilder& b, const tolerance_table& t) {
+  std::vector<flatbuffers::Offset<sbx::DtypeTolerance>> v;
+  for (const auto& [dtype, tol] : t.by_dtype)
+    v.push_back(sbx::CreateDtypeTolerance(b, b.CreateString(dtype), tol.atol, tol.rtol));
+  return b.CreateVector(v);
+}
+
+}  // namespace
+
+result<worker_reply> worker_session::correctness(std::span<const std::uint64_t> seeds,
+                                                 const tolerance_table& tolerances, clock_type::time_point deadline) {
   return call(sbx::Request::CorrectnessTrials, [&](flatbuffers::FlatBufferBuilder& b) {
     auto v = b.CreateVector(seeds.data(), seeds.size());
-    return sbx::CreateCorrectnessTrials(b, v, atol, rtol).Union();
+    auto d = by_dtype(b, tolerances);
+    return sbx::CreateCorrectnessTrials(b, v, tolerances.fallback.atol, tolerances.fallback.rtol, d).Union();
   }, deadline);
 }
 
@@ -176,7 +189,10 @@ result<worker_reply> worker_session::timed_rounds(std::span<const std::uint64_t>
     auto s = b.CreateVector(seeds.data(), seeds.size());
     auto o = b.CreateVector(candidate_first);
     auto c = b.CreateVector(checks.check);
-    return sbx::CreateTimedRounds(b, s, o, process_cpu, c, checks.atol, checks.rtol).Union();
+    auto d = by_dtype(b, checks.tolerances);
+    return sbx::CreateTimedRounds(b, s, o, process_cpu, c, checks.tolerances.fallback.atol,
+                                  checks.tolerances.fallback.rtol, d)
+        .Union();
   }, deadline);
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/evaluator/protocol.hpp"
 #include "actors/evaluator/sandbox.hpp"
 #include "messages/sandbox_generated.h"
 #include "runtime/base/result.hpp"
@@ -53,7 +54,7 @@ struct trial_outcome {
 // candidate output with the reference's (messages/sandbox.fbs).
 struct spot_checks {
   std::vector<bool> check;
-  double atol = 0, rtol = 0;
+  tolerance_table tolerances;
 };
 
 // A worker's reply, copied out of the verified buffer.
@@ -93,7 +94,7 @@ class worker_session {
                                       clock_type::time_point deadline);
   result<worker_reply> compile(const std::string& source, const std::string& module_name,
                                const std::string& extensions_dir, clock_type::time_point deadline);
-  result<worker_reply> correctness(std::span<const std::uint64_t> seeds, double atol, double rtol,
+  result<worker_reply> correctness(std::span<const std::uint64_t> seeds, const tolerance_table& tolerances,
                                    clock_type::time_point deadline);
   result<worker_reply> timed_rounds(std::span<const std::uint64_t> seeds,
                                     const std::vector<bool>& candidate_first, bool process_cpu,

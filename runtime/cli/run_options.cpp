@@ -7,6 +7,8 @@ status read(config::section s, run_options& o) {
   CRUCIBLE_TRY(s.read("evaluators", o.evaluators));
   CRUCIBLE_TRY(s.read("devices", o.devices));
   CRUCIBLE_TRY(s.read("protocol", o.protocol));
+  CRUCIBLE_TRY(s.read("strict", o.strict));
+  CRUCIBLE_TRY(s.read("tolerances", o.tolerances));
   CRUCIBLE_TRY(s.read("tasks_dir", o.tasks_dir));
   CRUCIBLE_TRY(s.read("exemplar_temperature", o.exemplar_temperature));
   CRUCIBLE_TRY(s.read("detectors", o.detectors));

@@ -26,6 +26,10 @@ struct run_options {
   // Default [] (CPU evaluators).
   std::vector<std::string> devices;
   std::string protocol = "quick";          // their measurement protocol; default "quick"
+  bool strict = false;                     // their strict tolerances (evaluator --strict); default false
+  // Their tolerance settings, "ATOL[:RTOL]" or "DTYPE=ATOL[:RTOL]" (evaluator
+  // --tolerance). Default [] (the protocol's: 1e-2 for every dtype).
+  std::vector<std::string> tolerances;
   std::string tasks_dir = "configs/tasks"; // root of task ids; default "configs/tasks"
   double exemplar_temperature = 1.0;       // the exemplar store's bucket temperature (Equation 1); default 1
   // Detectors started in this process, by kind ("static"); each reads

@@ -52,6 +52,8 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
     eo.device = devices[i];
     eo.tasks = run.tasks_dir;
     eo.protocol = run.protocol;
+    eo.strict = run.strict;
+    eo.tolerances = run.tolerances;
     const std::string name = "evaluator-" + std::to_string(i);
     CRUCIBLE_TRY(stack->host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)));
   }

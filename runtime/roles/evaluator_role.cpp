@@ -152,6 +152,8 @@ result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_
   if (!device) return device.error();
   auto protocol = ev::protocol_by_name(o.protocol);
   if (!protocol) return protocol.error();
+  protocol->strict = o.strict;
+  for (const auto& t : o.tolerances) CRUCIBLE_TRY(ev::apply_tolerance(*protocol, t));
   if (!fs::is_directory(o.tasks))
     return make_error(errc::invalid_argument, "tasks folder '" + o.tasks.string() + "' is not a directory");
   std::string model = device_model(*device);
@@ -170,6 +172,11 @@ cli::command add_evaluator_role(CLI::App& app) {
   cmd->add_option("--device", a->service.device, "cpu or cuda:N (default cpu)");
   cmd->add_option("--tasks", a->service.tasks, "root of the task files; a task id names ROOT/ID/task.py or ROOT/ID.py");
   cmd->add_option("--protocol", a->service.protocol, "measurement protocol: default, paper, quick, ...");
+  cmd->add_flag("--strict", a->service.strict,
+                "strict correctness: atol = rtol = 1e-5 (float16 1e-3, bfloat16 1e-2) instead of 1e-2");
+  cmd->add_option("--tolerance", a->service.tolerances,
+                  "ATOL[:RTOL] for every output, or DTYPE=ATOL[:RTOL] for outputs of that torch dtype "
+                  "(float16, bfloat16, ...); repeatable, after --strict");
   add_role_options(*cmd, a->common, "evaluator");
   // One evaluation at a time owns the device.
   return {cmd, [a] {

@@ -49,6 +49,8 @@ struct evaluator_service_options {
   std::string device = "cpu";                  // cpu or cuda:N
   std::filesystem::path tasks = "configs/tasks";  // a task id names ROOT/ID/task.py or ROOT/ID.py
   std::string protocol = "default";            // measurement protocol name
+  bool strict = false;                         // the protocol's strict tolerances (protocol.hpp)
+  std::vector<std::string> tolerances;         // "ATOL[:RTOL]" or "DTYPE=ATOL[:RTOL]" (apply_tolerance)
 };
 
 // Job kinds measure and verify:MODEL (Candidate -> Measurement), MODEL being

@@ -399,8 +399,19 @@ def as_outputs(out):
     return [out], None
 
 
-def compare(ref_out, cand_out, atol, rtol):
-    """Structure check, non-finite check, max errors: raw facts, no verdict."""
+def tolerances(req):
+    """The request's tolerance table: (atol, rtol) and {dtype name: (atol, rtol)}."""
+    by_dtype = {}
+    for i in range(req.ByDtypeLength()):
+        t = req.ByDtype(i)
+        by_dtype[t.Dtype().decode()] = (t.Atol(), t.Rtol())
+    return (req.Atol(), req.Rtol()), by_dtype
+
+
+def compare(ref_out, cand_out, tol):
+    """Structure check, non-finite check, max errors: raw facts, no verdict.
+    tol: tolerances(req); each output is held to its reference's dtype's."""
+    fallback, by_dtype = tol
     refs, rkind = as_outputs(ref_out)
     cands, ckind = as_outputs(cand_out)
     for r in refs:
@@ -425,6 +436,7 @@ def compare(ref_out, cand_out, atol, rtol):
         if diff.numel():
             diff = torch.nan_to_num(diff, nan=float("inf"))
             max_abs = max(max_abs, float(diff.max()))
+            atol, rtol = by_dtype.get(str(r.dtype).replace("torch.", ""), fallback)
             max_ratio = max(max_ratio, float((diff / (atol + rtol * rd.abs())).max()))
     return "", nonfinite, max_abs, max_ratio
 
@@ -494,7 +506,7 @@ def call_candidate(inputs):
     return out, seconds
 
 
-def check_output(seed, pristine_in, cand_in, cand_out, atol, rtol):
+def check_output(seed, pristine_in, cand_in, cand_out, tol):
     """Judges a candidate output that exists while no reference output does:
     exact type and real storage, inputs unmodified (bitwise against
     pristine_in, a copy made before the call), then the reference runs on
@@ -512,7 +524,7 @@ def check_output(seed, pristine_in, cand_in, cand_out, atol, rtol):
             "output holds poisoned memory: the candidate returned memory it did not write", False, 0.0, 0.0)
         defence = "poisoned_memory"
     else:
-        structure_error, nonfinite, max_abs, max_ratio = compare(ref_out, cand_out, atol, rtol)
+        structure_error, nonfinite, max_abs, max_ratio = compare(ref_out, cand_out, tol)
     trial = dict(seed=seed, structure_ok=structure_error == "", structure_error=structure_error,
                  nonfinite=bool(nonfinite), max_abs=max_abs, max_ratio=max_ratio, ref_s=ref_s, cand_s=0.0,
                  changed=[], defence=defence, ref_digest=D.digest(D.tensors_of(ref_out)),
@@ -527,7 +539,7 @@ def on_correctness(req):
     """Each trial: the candidate runs first on a copy of the seed's inputs,
     so that the reference's output for them does not exist while it runs;
     then check_output."""
-    atol, rtol = req.Atol(), req.Rtol()
+    tol = tolerances(req)
     trials = []
     held = None  # the previous trial's inputs, alive while this trial's are made: fresh addresses
     for i in range(req.SeedsLength()):
@@ -538,7 +550,7 @@ def on_correctness(req):
         before = snapshot_state()
         cand_out, cand_s = call_candidate(cand_in)
         changed = state_diff(before, snapshot_state())
-        trial, refs = check_output(seed, ref_in, cand_in, cand_out, atol, rtol)
+        trial, refs = check_output(seed, ref_in, cand_in, cand_out, tol)
         trial.update(cand_s=cand_s, changed=changed)
         trials.append(trial)
         del cand_out
@@ -592,7 +604,7 @@ def timed_rounds(req):
     events = S.device.startswith("cuda")
     cpu = bool(req.ProcessCpu()) and not events
     ref_s, cand_s, ref_e, cand_e, changed, trials = [], [], [], [], [], []
-    atol, rtol = req.Atol(), req.Rtol()
+    tol = tolerances(req)
     held = None  # the previous round's inputs, alive while this round's are made: fresh addresses
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
@@ -656,7 +668,7 @@ def timed_rounds(req):
         if checked:
             cand_out = outs.pop("candidate")
             D.poison(D.tensors_of(outs.pop("reference")), S.protected)
-            trial, refs = check_output(seed, make_inputs(seed), cand_in, cand_out, atol, rtol)
+            trial, refs = check_output(seed, make_inputs(seed), cand_in, cand_out, tol)
             del cand_out
             raise_violations(D.retained(refs) + S.fingerprint.check())
             trials.append(trial)
