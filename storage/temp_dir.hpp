@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include "runtime/base/remove_tree.hpp"
 #include "runtime/base/result.hpp"
 
 namespace crucible::storage {
@@ -19,10 +20,7 @@ class temp_dir {
     CRUCIBLE_CHECK(::mkdtemp(pattern.data()) != nullptr, "mkdtemp failed");
     path_ = pattern;
   }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
+  ~temp_dir() { remove_tree(path_); }  // runtime/base/remove_tree.hpp says why not remove_all
   temp_dir(const temp_dir&) = delete;
   temp_dir& operator=(const temp_dir&) = delete;
 

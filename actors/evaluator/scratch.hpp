@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
+#include "runtime/base/remove_tree.hpp"
 #include "runtime/base/result.hpp"
 
 namespace crucible::evaluator {
@@ -27,9 +28,10 @@ class scratch_dir {
   scratch_dir(scratch_dir&& o) noexcept : path_(std::move(o.path_)), keep_(o.keep_) { o.path_.clear(); }
   scratch_dir& operator=(scratch_dir&&) = delete;
   scratch_dir(const scratch_dir&) = delete;
+  // remove_tree, not std::filesystem::remove_all: the crucible binary links
+  // LibTorch too (runtime/base/remove_tree.hpp).
   ~scratch_dir() {
-    std::error_code ec;
-    if (!path_.empty() && !keep_) std::filesystem::remove_all(path_, ec);
+    if (!path_.empty() && !keep_) remove_tree(path_);
   }
   const std::filesystem::path& path() const { return path_; }
   void keep() { keep_ = true; }

@@ -4,13 +4,11 @@
 
 #include <chrono>
 #include <algorithm>
-#include <fstream>
 #include <random>
-#include <iterator>
 
-#include "actors/learner/remove_tree.hpp"
 #include "actors/learner/sft_data.hpp"
 #include "actors/learner/trainer.hpp"
+#include "actors/learner/weight_publisher.hpp"
 
 namespace crucible::learner {
 
@@ -22,8 +20,8 @@ namespace {
 struct engine {
   learner_options options;
   std::unique_ptr<trainer> train;
+  std::unique_ptr<weight_publisher> publisher;  // holds the latest version's safetensors bytes
   publication latest;
-  std::vector<std::uint8_t> latest_bytes;  // chunk mode: the latest version's safetensors
   publish_hook on_publish;
 };
 
@@ -35,38 +33,27 @@ policy::model_placement placement_of(const learner_options& o) {
   return p;
 }
 
-// Writes the current weights as one safetensors file and describes them: at
-// publish_dir/v-N when set, else in memory for chunks.
+// Publishes the current weights (weight_publisher.hpp): at publish_dir/v-N
+// when set, else in memory for chunks.
 status publish(engine& e) {
-  auto& model = e.train->model();
-  const auto version = e.train->version();
   const auto started = std::chrono::steady_clock::now();
-  const bool shared = !e.options.publish_dir.empty();
-  const fs::path base = shared ? fs::path(e.options.publish_dir)
-                               : (e.options.checkpoint_dir.empty() ? fs::temp_directory_path() : fs::path(e.options.checkpoint_dir));
-  const fs::path folder = base / ((shared ? "v-" : "publishing-v-") + std::to_string(version));
-  policy::save_options so;
-  so.max_shard_bytes = ~std::uint64_t{0};
-  std::error_code ec;
-  if (!e.options.policy.empty() && fs::exists(fs::path(e.options.policy) / "tokenizer.json", ec))
-    so.tokenizer_from = fs::path(e.options.policy);
-  CRUCIBLE_TRY(policy::save_causal_lm(model, folder, so));
-  std::ifstream in(folder / "model.safetensors", std::ios::binary);
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return make_error(errc::io, (folder / "model.safetensors").string() + ": cannot read back");
-  e.latest = describe_weights(version, bytes, e.options.publish_chunk_bytes);
-  if (shared) {
-    e.latest.path = folder.string();
-    e.latest.chunks = 0;
-    e.latest_bytes.clear();
-  } else {
-    e.latest_bytes = std::move(bytes);
-    remove_tree(folder);
-  }
+  auto p = e.publisher->publish(e.train->model(), e.train->version());
+  if (!p) return p.error();
+  e.latest = std::move(*p);
   spdlog::info("learner: published {} in {:.3f} s", e.latest.text(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  if (e.on_publish) e.on_publish(e.latest, e.latest_bytes);
+  if (e.on_publish)
+    e.on_publish(e.latest, e.latest.chunks > 0 ? e.publisher->bytes() : std::span<const std::uint8_t>());
   return status::success();
+}
+
+weight_publisher_options publisher_options(const learner_options& o) {
+  weight_publisher_options p;
+  p.publish_dir = o.publish_dir;
+  p.chunk_bytes = o.publish_chunk_bytes;
+  std::error_code ec;
+  if (!o.policy.empty() && fs::exists(fs::path(o.policy) / "tokenizer.json", ec)) p.tokenizer_from = o.policy;
+  return p;
 }
 
 // Metrics, checkpoint and publication after a version.
@@ -83,6 +70,7 @@ result<std::unique_ptr<engine>> open_engine(const learner_options& options, publ
   if (options.policy.empty()) return make_error(errc::invalid_argument, "[learner] policy: no policy folder given");
   auto e = std::make_unique<engine>();
   e->options = options;
+  e->publisher = std::make_unique<weight_publisher>(publisher_options(options));
   e->on_publish = std::move(on_publish);
   const auto placement = placement_of(options);
   const bool resume = !options.checkpoint_dir.empty() && latest_checkpoint_weights(options.checkpoint_dir).ok();
@@ -161,7 +149,7 @@ learner_actor::behavior_type learner_behavior(learner_pointer self, std::shared_
         if (version != e.latest.version || e.latest.chunks == 0)
           return {false, "version " + std::to_string(version) + " is not the latest in chunks (latest: " + e.latest.text() + ")", {}};
         if (index >= e.latest.chunks) return {false, "chunk " + std::to_string(index) + " out of range", {}};
-        auto part = chunk_of(e.latest_bytes, index, e.options.publish_chunk_bytes);
+        auto part = chunk_of(e.publisher->bytes(), index, e.options.publish_chunk_bytes);
         return {true, {}, std::vector<std::uint8_t>(part.begin(), part.end())};
       },
   };

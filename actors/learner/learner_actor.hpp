@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,10 +50,10 @@ using learner_actor = caf::typed_actor<
     caf::replies_to<chunk_atom, std::uint64_t, std::uint32_t>::with<learner_reply>>;
 
 // Called on the actor's thread after each version is published: the
-// publication and, in chunk mode, the weights' bytes (empty with a path).
-// The learner role announces them as PolicyPublication and PolicyChunk
-// events. Must not block for long.
-using publish_hook = std::function<void(const publication& p, const std::vector<std::uint8_t>& weights)>;
+// publication and, in chunk mode, the weights' bytes (empty with a path;
+// valid during the call). The learner role announces them as
+// PolicyPublication and PolicyChunk events. Must not block for long.
+using publish_hook = std::function<void(const publication& p, std::span<const std::uint8_t> weights)>;
 
 // Loads options.policy (and the reference), resumes from
 // options.checkpoint_dir when it holds a checkpoint, publishes the current

@@ -10,21 +10,24 @@
 //     sees its GPU as cuda:0 and is given the same batch of groups.
 //   learner_bench publish --model DIR --work DIR [--repeat 3]
 //     publication of the policy's weights to a rollout on the same node:
-//     the learner's side as learner_actor.cpp's publish() does it (safetensors
-//     written, read back, sha256), the rollout's as rollout_actor.cpp does it
-//     (a published path through rollout::weights_folder, or chunks through
-//     weight_assembler), then policy::policy::load onto the GPU.
+//     the learner's side as learner_actor.cpp's publish() does it
+//     (weight_publisher: one bf16 copy on the device, one transfer to the
+//     host, hashed once, written once with a publish_dir), the rollout's as
+//     rollout_actor.cpp does it (a published path through
+//     rollout::weights_folder, or chunks through weight_assembler, hashed
+//     once, and rollout::unpack_weights), then policy::policy::load onto the GPU.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "actors/learner/distributed.hpp"
 #include "actors/learner/publication.hpp"
-#include "actors/learner/remove_tree.hpp"
 #include "actors/learner/trainer.hpp"
+#include "actors/learner/weight_publisher.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/rollout/weights_folder.hpp"
 
@@ -162,11 +165,6 @@ struct publish_args {
   int repeat = 3;
 };
 
-std::vector<std::uint8_t> read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 int run_publish(const publish_args& a) {
   policy::model_placement learner_placement;
   learner_placement.device = "cuda";
@@ -178,58 +176,74 @@ int run_publish(const publish_args& a) {
   }
   policy::model_placement rollout_placement;  // as rollout_actor.cpp: device only (bf16 on CUDA)
   rollout_placement.device = "cuda";
-  policy::save_options so;
-  so.max_shard_bytes = ~std::uint64_t{0};
-  so.tokenizer_from = fs::path(a.model);
   const std::uint64_t chunk_bytes = learner_options{}.publish_chunk_bytes;
+  // The learner's publishers, one per mode as learner_actor.cpp makes them.
+  weight_publisher_options path_options;
+  path_options.publish_dir = (fs::path(a.work) / "path").string();
+  path_options.chunk_bytes = chunk_bytes;
+  path_options.tokenizer_from = a.model;
+  weight_publisher_options chunk_options;
+  chunk_options.chunk_bytes = chunk_bytes;
+  weight_publisher to_path(path_options), to_chunks(chunk_options);
+  {
+    // Once: the published bytes against what save_causal_lm writes (the
+    // earlier path: fp32 to the host, converted there, written, read back).
+    policy::save_options so;
+    so.max_shard_bytes = ~std::uint64_t{0};
+    const fs::path saved = fs::path(a.work) / "saved";
+    auto p = to_chunks.publish(**model, 0);
+    if (!p || !policy::save_causal_lm(**model, saved, so)) {
+      std::fprintf(stderr, "publish_check: cannot publish or save\n");
+      return 1;
+    }
+    std::ifstream in(saved / "model.safetensors", std::ios::binary);
+    const std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto bytes = to_chunks.bytes();
+    const bool identical = expected.size() == bytes.size() && std::memcmp(expected.data(), bytes.data(), bytes.size()) == 0;
+    std::printf("%s\n", nlohmann::json{{"bench", "publish_check"}, {"bytes", bytes.size()}, {"identical_to_save_causal_lm", identical}}.dump().c_str());
+    std::fflush(stdout);
+    if (!identical) return 1;
+  }
   for (int r = 0; r < a.repeat; ++r) {
     const std::uint64_t version = static_cast<std::uint64_t>(r) + 1;
     for (const std::string mode : {"path", "chunks"}) {
-      const fs::path base = fs::path(a.work) / mode;
-      const fs::path folder = base / ("v-" + std::to_string(version));
+      auto& publisher = mode == "path" ? to_path : to_chunks;
       synchronize(torch::Device("cuda"));
       const auto t0 = clock::now();
       // The learner: learner_actor.cpp's publish().
-      if (auto s = policy::save_causal_lm(**model, folder, so); !s) {
-        std::fprintf(stderr, "%s\n", s.error().text().c_str());
+      auto p = publisher.publish(**model, version);
+      if (!p) {
+        std::fprintf(stderr, "%s\n", p.error().text().c_str());
         return 1;
       }
-      auto bytes = read_file(folder / "model.safetensors");
-      auto p = describe_weights(version, bytes, chunk_bytes);
-      if (mode == "chunks") remove_tree(folder);
       const double learner_s = since(t0);
-      // The rollout: rollout_actor.cpp's on_publication / on_chunk, then switch_weights.
+      // The rollout: rollout_actor.cpp's on_latest / on_chunk, then switch_weights.
       const auto t1 = clock::now();
       fs::path dir;
       double assemble_s = 0;
       if (mode == "path") {
-        auto d = rollout::weights_folder(folder, a.model, (fs::path(a.work) / "rollout").string(), "bench", version);
+        auto d = rollout::weights_folder(p->path, a.model, (fs::path(a.work) / "rollout").string(), "bench", version);
         if (!d) {
           std::fprintf(stderr, "%s\n", d.error().text().c_str());
           return 1;
         }
         dir = *d;
       } else {
-        weight_assembler assembler(p);
-        for (std::uint32_t i = 0; i < p.chunks; ++i) {
-          auto part = chunk_of(bytes, i, chunk_bytes);
-          (void)assembler.add(i, part);
-        }
+        const auto bytes = publisher.bytes();
+        weight_assembler assembler(*p);
+        for (std::uint32_t i = 0; i < p->chunks; ++i) (void)assembler.add(i, chunk_of(bytes, i, chunk_bytes));
         auto weights = assembler.finish();
         if (!weights) {
           std::fprintf(stderr, "%s\n", weights.error().text().c_str());
           return 1;
         }
         assemble_s = since(t1);
-        // rollout::unpack_weights, less its fs::remove_all of a stale folder
-        // (PyTorch 2.11's libtorch.so breaks remove_all): the same files written.
-        dir = fs::path(a.work) / "rollout" / ("chunks-v" + std::to_string(version));
-        fs::create_directories(dir);
-        for (const char* f : {"config.json", "tokenizer.json", "generation_config.json"})
-          if (fs::exists(fs::path(a.model) / f)) fs::copy_file(fs::path(a.model) / f, dir / f, fs::copy_options::overwrite_existing);
-        std::ofstream out(dir / "model.safetensors", std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(weights->data()), static_cast<std::streamsize>(weights->size()));
-        out.close();
+        auto d = rollout::unpack_weights(*weights, a.model, (fs::path(a.work) / "rollout").string(), "bench", version);
+        if (!d) {
+          std::fprintf(stderr, "%s\n", d.error().text().c_str());
+          return 1;
+        }
+        dir = *d;
       }
       const double receive_s = since(t1);
       const auto t2 = clock::now();
@@ -241,7 +255,7 @@ int run_publish(const publish_args& a) {
       synchronize(torch::Device("cuda"));
       const double load_s = since(t2);
       nlohmann::json j{{"bench", "publish"},    {"mode", mode},          {"version", version},
-                       {"bytes", p.total_bytes}, {"chunks", p.chunks},    {"learner_seconds", learner_s},
+                       {"bytes", p->total_bytes}, {"chunks", p->chunks},    {"learner_seconds", learner_s},
                        {"assemble_seconds", assemble_s}, {"receive_seconds", receive_s}, {"load_seconds", load_s},
                        {"total_seconds", learner_s + receive_s + load_s}};
       std::printf("%s\n", j.dump().c_str());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <numbers>
 
@@ -175,14 +176,62 @@ TEST_CASE("a RolloutGroup survives the wire with per-token versions, and a bad o
   CHECK(e.error().message.find("sample 1") != std::string::npos);
 }
 
-TEST_CASE("published weights reassemble from chunks in any order, repeats included, and the sha256 catches damage") {
+// The raw bytes of a lower-case hex string.
+std::vector<std::uint8_t> unhex(const std::string& hex) {
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+TEST_CASE("the weights digest is the SHA-256 of the SHA-256s of 4 MiB blocks, whatever the number of threads") {
+  std::vector<std::uint8_t> weights(2 * digest_block_bytes + 12345);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+  std::vector<std::uint8_t> blocks;
+  for (std::uint64_t begin = 0; begin < weights.size(); begin += digest_block_bytes) {
+    const auto n = std::min<std::uint64_t>(digest_block_bytes, weights.size() - begin);
+    auto d = unhex(sha256_hex(std::span<const std::uint8_t>(weights).subspan(begin, n)));
+    blocks.insert(blocks.end(), d.begin(), d.end());
+  }
+  CHECK(blocks.size() == 3 * 32);
+  const auto expected = sha256_hex(blocks);
+  CHECK(weights_digest(weights, 1) == expected);
+  CHECK(weights_digest(weights, 5) == expected);
+  CHECK(weights_digest(weights) == expected);
+  weights[digest_block_bytes + 7] ^= 1;
+  CHECK(weights_digest(weights) != expected);
+  CHECK(weights_digest(std::vector<std::uint8_t>{}) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST_CASE("weights written on several threads read back byte for byte, hashed in the same pass") {
+  std::vector<std::uint8_t> weights(digest_block_bytes + 999);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<std::uint8_t>(i * 7 + (i >> 11));
+  const auto file = std::filesystem::temp_directory_path() / ("crucible-weights-" + std::to_string(::getpid()));
+  auto digest = write_weights(weights, file, true, 3);
+  REQUIRE_MESSAGE(digest.ok(), digest.error().text());
+  CHECK(*digest == weights_digest(weights));
+  std::ifstream in(file, std::ios::binary);
+  std::vector<std::uint8_t> back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(back == weights);
+  CHECK(!std::filesystem::exists(file.string() + ".tmp"));
+  auto undigested = write_weights(std::span<const std::uint8_t>(weights).first(10), file, false);
+  REQUIRE(undigested.ok());
+  CHECK(undigested->empty());
+  CHECK(std::filesystem::file_size(file) == 10);
+  std::filesystem::remove(file);
+  auto nowhere = write_weights(weights, file / "no" / "such" / "folder", true);
+  REQUIRE_FALSE(nowhere.ok());
+  CHECK(nowhere.error().code == errc::io);
+}
+
+TEST_CASE("published weights reassemble from chunks in any order, repeats included, and the digest catches damage") {
   std::vector<std::uint8_t> weights(1000);
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<std::uint8_t>(i * 31 + 7);
   auto p = describe_weights(4, weights, 300);
   CHECK(p.chunks == 4);
   CHECK(p.total_bytes == 1000);
-  CHECK(p.sha256 == sha256_hex(weights));
-  CHECK(sha256_hex(std::vector<std::uint8_t>{}) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(p.sha256 == weights_digest(weights));
+  CHECK(describe_weights(4, 1000, weights_digest(weights), 300).text() == p.text());
 
   messages::envelope_writer w;
   auto announced = publication_from(*(*messages::open(w.finish(build_publication(w.fbb(), p), "learner")))->payload_as_PolicyPublication());
@@ -199,6 +248,12 @@ TEST_CASE("published weights reassemble from chunks in any order, repeats includ
   REQUIRE(whole.ok());
   CHECK(*whole == weights);
   CHECK_FALSE(a.add(4, chunk_of(weights, 0, 300)).ok());
+
+  weight_assembler short_chunk(p);
+  REQUIRE(short_chunk.add(0, chunk_of(weights, 0, 300)).ok());
+  CHECK(short_chunk.add(1, std::span<const std::uint8_t>(weights).subspan(300, 299)).error().code == errc::invalid_argument);
+  CHECK(short_chunk.add(3, chunk_of(weights, 2, 300)).error().code == errc::invalid_argument);
+  CHECK(weight_assembler(p).add(0, std::span<const std::uint8_t>(weights).first(200)).error().code == errc::invalid_argument);
 
   weight_assembler damaged(p);
   auto broken = weights;

@@ -109,7 +109,7 @@ class learner_handler final : public node::job_handler {
 // Announces each published version to subscribers (rollouts) as a
 // PolicyPublication event followed, in chunk mode, by its PolicyChunk events.
 publish_hook announce_on(node::hub_client client, std::string name, std::uint64_t chunk_bytes) {
-  return [client, name, chunk_bytes](const publication& p, const std::vector<std::uint8_t>& weights) {
+  return [client, name, chunk_bytes](const publication& p, std::span<const std::uint8_t> weights) {
     envelope_writer w;
     client.publish("PolicyPublication", w.finish(build_publication(w.fbb(), p), name, std::to_string(p.version)));
     if (weights.empty()) return;

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <sstream>
+#include <string>
+#include <type_traits>
 
 #include "actors/learner/learner_config.hpp"
 #include "actors/learner/objectives.hpp"
@@ -17,6 +20,13 @@
 #define CRUCIBLE_AUTOCAST_BY_DEVICE 1
 #else
 #define CRUCIBLE_AUTOCAST_BY_DEVICE 0
+#endif
+// The fused multi-tensor AdamW kernel (PyTorch's fused=True) and the foreach
+// ops with a tensor scalar that clip gradients without a host read-back.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define CRUCIBLE_FUSED_STEP 1
+#else
+#define CRUCIBLE_FUSED_STEP 0
 #endif
 
 namespace crucible::learner {
@@ -60,6 +70,96 @@ class autocast_scope {
  private:
   bool on_;
 };
+
+#if CRUCIBLE_FUSED_STEP
+// torch::optim::AdamW keeps a parameter's state under the address of its
+// TensorImpl (a string of it in older LibTorch); the fused step keeps it
+// there too, so that checkpoints save and restore it unchanged.
+template <class Map>
+typename Map::key_type state_key(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<typename Map::key_type, std::string>) {
+    std::ostringstream s;
+    s << p.unsafeGetTensorImpl();
+    return s.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
+#endif
+
+// AdamW's step for fp32 parameters on CUDA as one fused multi-tensor kernel
+// instead of LibTorch's per-tensor loop (290 tensors, nine passes over each),
+// the same update as torch::optim::AdamW::step. Returns false, changing
+// nothing, where it does not apply (older LibTorch, other devices or dtypes,
+// amsgrad, several parameter groups): the caller steps as usual.
+bool fused_adamw_step(torch::optim::AdamW& optimizer) {
+#if CRUCIBLE_FUSED_STEP
+  if (optimizer.param_groups().size() != 1) return false;
+  auto& group = optimizer.param_groups()[0];
+  const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
+  if (o.amsgrad()) return false;
+  std::vector<torch::Tensor> params, grads, avgs, squares;
+  for (auto& p : group.params()) {
+    if (!p.grad().defined()) continue;
+    if (!p.is_cuda() || p.scalar_type() != torch::kFloat32 || p.grad().scalar_type() != torch::kFloat32) return false;
+    params.push_back(p);
+    grads.push_back(p.grad());
+  }
+  if (params.empty()) return true;
+  auto& state = optimizer.state();
+  using map = std::decay_t<decltype(state)>;
+  std::int64_t step = 0;
+  for (auto& p : params) {
+    auto key = state_key<map>(p);
+    auto it = state.find(key);
+    if (it == state.end()) {
+      auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+      fresh->step(0);
+      fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      it = state.emplace(key, std::move(fresh)).first;
+    }
+    auto& s = static_cast<torch::optim::AdamWParamState&>(*it->second);
+    s.step(s.step() + 1);
+    step = s.step();
+    avgs.push_back(s.exp_avg());
+    squares.push_back(s.exp_avg_sq());
+  }
+  // The kernel reads each parameter's step count from a device tensor; they
+  // all took the same number of steps.
+  auto count = torch::full({}, static_cast<double>(step), params[0].options().dtype(torch::kFloat32));
+  std::vector<torch::Tensor> steps(params.size(), count);
+  at::_fused_adamw_(params, grads, avgs, squares, {}, steps, o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()),
+                    o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
+  return true;
+#else
+  (void)optimizer;
+  return false;
+#endif
+}
+
+// Clips the gradients of `params` to a global 2-norm of max_norm (when > 0)
+// and returns that norm before clipping, as a scalar tensor: on CUDA without
+// reading it back (foreach kernels; the caller reads it once the optimizer
+// step is queued), elsewhere through clip_grad_norm_.
+torch::Tensor clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return torch::zeros({}, torch::kFloat64);
+#if CRUCIBLE_FUSED_STEP
+  if (grads[0].is_cuda()) {
+    auto norms = at::_foreach_norm(grads, 2);
+    auto total = torch::stack(norms).norm();
+    if (max_norm > 0) at::_foreach_mul_(grads, (max_norm / (total + 1e-6)).clamp_max(1.0));
+    return total;
+  }
+#endif
+  if (max_norm > 0) return torch::full({}, torch::nn::utils::clip_grad_norm_(params, max_norm), torch::kFloat64);
+  double norm = 0;
+  for (const auto& g : grads) norm += g.to(torch::kFloat64).pow(2).sum().item<double>();
+  return torch::full({}, std::sqrt(norm), torch::kFloat64);
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -238,6 +338,7 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
   struct micro {
     policy::token_batch batch;
     torch::Tensor coefficients, proximal, reference;
+    double completion_tokens = 0, all_tokens = 0;  // counted here, not read back from the masks
   };
   struct mini {
     std::vector<micro> micros;
@@ -259,12 +360,14 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
     for (std::size_t k = 0; k < slices && !mine.empty(); ++k) {
       std::vector<policy::generation> gens;
       std::vector<double> coef;
+      micro mb;
       for (std::size_t j = k * mine.size() / slices; j < (k + 1) * mine.size() / slices; ++j) {
         gens.push_back(samples[mine[j]].tokens);
         coef.push_back(samples[mine[j]].coefficient);
+        mb.completion_tokens += static_cast<double>(gens.back().ids.size());
+        mb.all_tokens += static_cast<double>(gens.back().prompt_ids.size() + gens.back().ids.size());
       }
       if (gens.empty()) continue;
-      micro mb;
       mb.batch = policy::make_token_batch(gens, device);
       mb.coefficients = torch::tensor(coef, torch::kFloat64).to(torch::kFloat32).to(device);
       plan[m].micros.push_back(std::move(mb));
@@ -300,6 +403,7 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
     optimizer_->zero_grad();
     settings.normaliser = m.normaliser;
     auto mini_totals = torch::zeros({s_count}, torch::kFloat64);
+    torch::Tensor loss_sum;  // on the device, read once per optimizer step
     for (auto& mb : m.micros) {
       const auto& b = mb.batch;
       torch::Tensor loss;
@@ -327,11 +431,13 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
         }
       }
       loss.backward();
-      mini_totals[s_loss] += loss.item<double>();
-      mini_totals[s_tokens] += b.completion_mask.sum().item<double>();
-      mini_totals[s_all_tokens] += b.attention_mask.sum().item<double>();
+      auto detached = loss.detach().to(torch::kFloat64);
+      loss_sum = loss_sum.defined() ? loss_sum + detached : detached;
+      mini_totals[s_tokens] += mb.completion_tokens;
+      mini_totals[s_all_tokens] += mb.all_tokens;
       mini_totals[s_sequences] += static_cast<double>(b.input_ids.size(0));
     }
+    if (loss_sum.defined()) mini_totals[s_loss] += loss_sum.item<double>();
     // Every rank sums its gradients and statistics with the others'.
     std::vector<torch::Tensor> grads;
     for (auto& p : model_->parameters()) {
@@ -343,19 +449,13 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
       CRUCIBLE_TRY(dp_->all_reduce_sum(grads));
     }
     totals += mini_totals;
-    double norm = 0;
-    if (options_.max_grad_norm > 0) {
-      norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), options_.max_grad_norm);
-    } else {
-      for (auto& p : model_->parameters()) norm += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
-      norm = std::sqrt(norm);
-    }
-    report.grad_norm = norm;
+    auto norm = clip_gradients(model_->parameters(), options_.max_grad_norm);
     const double lr = scheduled_learning_rate(options_.learning_rate, optimizer_steps_, options_.warmup_steps,
                                               options_.total_steps, options_.min_lr_ratio);
     for (auto& group : optimizer_->param_groups())
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    optimizer_->step();
+    if (!fused_adamw_step(*optimizer_)) optimizer_->step();
+    report.grad_norm = norm.item<double>();
     ++optimizer_steps_;
     report.learning_rate = lr;
   }

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "actors/learner/remove_tree.hpp"
+#include "runtime/base/remove_tree.hpp"
 #include "actors/learner/trainer.hpp"
 
 namespace crucible::learner {

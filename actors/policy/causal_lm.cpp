@@ -1,5 +1,6 @@
 #include "actors/policy/causal_lm.hpp"
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/version.h>
 
 #include <cstring>
@@ -16,6 +17,13 @@
 #define CRUCIBLE_HAVE_SDPA 1
 #else
 #define CRUCIBLE_HAVE_SDPA 0
+#endif
+// Its enable_gqa argument (keys and values shared by groups of query heads,
+// read in place) arrived in PyTorch 2.5.
+#if CRUCIBLE_HAVE_SDPA && (TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 5)
+#define CRUCIBLE_HAVE_SDPA_GQA 1
+#else
+#define CRUCIBLE_HAVE_SDPA_GQA 0
 #endif
 
 namespace crucible::policy {
@@ -275,11 +283,19 @@ torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x,
   torch::Tensor out;  // [batch, heads, tokens, d]
 #if CRUCIBLE_HAVE_SDPA
   if (device_.is_cuda() && tokens > 1) {
-    // Prefill on CUDA: the fused kernel, with keys/values repeated per group.
-    auto kr = k.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
-    auto vr = v.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
-    out = mask.defined() ? at::scaled_dot_product_attention(q, kr, vr, mask, 0.0, false)
-                         : at::scaled_dot_product_attention(q, kr, vr, {}, 0.0, /*is_causal=*/true);
+#if CRUCIBLE_HAVE_SDPA_GQA
+    // Causal without padding (the learner's batches): the flash kernel reads
+    // each key/value head for its group of query heads, nothing repeated.
+    if (!mask.defined())
+      out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, std::nullopt, /*enable_gqa=*/true);
+#endif
+    if (!out.defined()) {
+      // Prefill on CUDA: the fused kernel, with keys/values repeated per group.
+      auto kr = k.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
+      auto vr = v.unsqueeze(2).expand({batch, kv_heads, group, keys, d}).reshape({batch, heads, keys, d});
+      out = mask.defined() ? at::scaled_dot_product_attention(q, kr, vr, mask, 0.0, false)
+                           : at::scaled_dot_product_attention(q, kr, vr, {}, 0.0, /*is_causal=*/true);
+    }
   }
 #endif
   if (!out.defined()) {
@@ -354,8 +370,10 @@ torch::Tensor causal_lm::decode_step(const torch::Tensor& ids, const torch::Tens
   return logits(rms_norm(x, final_norm_, c.rms_norm_eps).select(1, 0));
 }
 
-torch::Tensor causal_lm::logits(const torch::Tensor& hidden) const {
-  return torch::nn::functional::linear(hidden, lm_head_).to(torch::kFloat32);
+torch::Tensor causal_lm::logits(const torch::Tensor& hidden) const { return raw_logits(hidden).to(torch::kFloat32); }
+
+torch::Tensor causal_lm::raw_logits(const torch::Tensor& hidden) const {
+  return torch::nn::functional::linear(hidden, lm_head_);
 }
 
 torch::Tensor token_logprobs(causal_lm& model, const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
@@ -364,10 +382,21 @@ torch::Tensor token_logprobs(causal_lm& model, const torch::Tensor& input_ids, c
   CRUCIBLE_CHECK(first_target >= 1 && first_target <= tokens, "first_target must be in [1, tokens]");
   CRUCIBLE_CHECK(temperature > 0, "temperature must be positive");
   auto hidden = model.hidden_states(input_ids, positions_from_mask(attention_mask), attention_mask);
-  auto logits = model.logits(hidden.narrow(1, first_target - 1, tokens - first_target));
-  if (temperature != 1.0) logits = logits / temperature;
   auto targets = input_ids.narrow(1, first_target, tokens - first_target).to(model.device()).to(torch::kInt64);
-  return torch::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  auto h = hidden.narrow(1, first_target - 1, tokens - first_target);
+  torch::Tensor logp;
+  if (temperature == 1.0) {
+    // The fp32 upcast happens inside log_softmax: no fp32 copy of the
+    // [tokens, vocab] logits (3.7 GB for 6144 tokens of a 152k vocabulary) in
+    // the forward or the backward, same values. Autocast, which would cast
+    // log_softmax's input to fp32 first, is left out for this one call.
+    auto logits = model.raw_logits(h);
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    logp = torch::log_softmax(logits, -1, torch::kFloat32);
+  } else {
+    logp = torch::log_softmax(model.logits(h) / temperature, -1);
+  }
+  return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
 }
 
 result<std::shared_ptr<causal_lm>> load_causal_lm(const fs::path& dir, const model_placement& placement) {
@@ -467,7 +496,7 @@ json config_to_json(const model_config& c) {
 
 }  // namespace
 
-status save_causal_lm(const causal_lm& model, const fs::path& dir, const save_options& options) {
+result<dtype> saved_dtype(const causal_lm& model, const save_options& options) {
   dtype out_type = dtype::f32;
   if (options.tensor_dtype) {
     out_type = *options.tensor_dtype;
@@ -477,8 +506,15 @@ status save_causal_lm(const causal_lm& model, const fs::path& dir, const save_op
     out_type = dtype::f16;
   }
   if (out_type != dtype::f32 && out_type != dtype::bf16 && out_type != dtype::f16) {
-    return make_error(errc::invalid_argument, dir.string() + ": save dtype must be F32, BF16 or F16");
+    return make_error(errc::invalid_argument, "save dtype must be F32, BF16 or F16, not " + std::string(to_string(out_type)));
   }
+  return out_type;
+}
+
+status save_causal_lm(const causal_lm& model, const fs::path& dir, const save_options& options) {
+  auto saved = saved_dtype(model, options);
+  if (!saved) return make_error(errc::invalid_argument, dir.string() + ": " + saved.error().message);
+  const dtype out_type = *saved;
   std::vector<torch::Tensor> host;
   std::vector<tensor_view> views;
   try {
@@ -504,7 +540,13 @@ status save_causal_lm(const causal_lm& model, const fs::path& dir, const save_op
     if (entry.path().extension() == ".safetensors") fs::remove(entry.path(), ec);
   }
   CRUCIBLE_TRY(write_checkpoint_weights(dir, views, {.max_shard_bytes = options.max_shard_bytes}));
+  return save_causal_lm_files(model, dir, out_type, options);
+}
 
+status save_causal_lm_files(const causal_lm& model, const fs::path& dir, dtype out_type, const save_options& options) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(errc::io, dir.string() + ": cannot create: " + ec.message());
   json config = model.config_json().empty() ? config_to_json(model.config())
                                             : json::parse(model.config_json(), nullptr, false);
   if (config.is_discarded()) config = config_to_json(model.config());

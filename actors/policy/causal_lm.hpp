@@ -67,6 +67,9 @@ class causal_lm : public torch::nn::Module {
                               const torch::Tensor& key_mask, kv_cache* cache = nullptr);
   // lm_head applied to hidden states, in fp32: [..., vocab].
   torch::Tensor logits(const torch::Tensor& hidden) const;
+  // The same before the cast to fp32: bf16 under autocast or with bf16
+  // weights (token_logprobs upcasts inside log_softmax instead).
+  torch::Tensor raw_logits(const torch::Tensor& hidden) const;
 
   // An empty cache for `batch` rows and `capacity` positions on this model's device.
   kv_cache make_cache(std::int64_t batch, std::int64_t capacity) const;
@@ -135,6 +138,15 @@ result<std::shared_ptr<causal_lm>> load_causal_lm(const std::filesystem::path& d
 // config.json (the loaded one with "dtype"/"torch_dtype" updated, or one made
 // from the config) and the tokenizer files. io or invalid_argument.
 status save_causal_lm(const causal_lm& model, const std::filesystem::path& dir, const save_options& options = {});
+// The dtype save_causal_lm writes `model`'s tensors in: options.tensor_dtype,
+// else the config's torch_dtype (bfloat16/float16), else F32.
+// invalid_argument for anything but F32, BF16 and F16.
+result<dtype> saved_dtype(const causal_lm& model, const save_options& options = {});
+// save_causal_lm less the weights: config.json (dtype fields set to `saved`)
+// and the tokenizer files, for a caller that writes the safetensors itself
+// (the learner's publication). io or not_found as save_causal_lm.
+status save_causal_lm_files(const causal_lm& model, const std::filesystem::path& dir, dtype saved,
+                            const save_options& options = {});
 
 // Per-token log-probabilities for training, with autograd. For every row,
 // result[b][j] = log softmax(logits / temperature)[input_ids[b][first_target + j]]

@@ -234,47 +234,69 @@ const tensor_view* safetensors_file::find(std::string_view name) const {
   return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
-status write_safetensors(const std::filesystem::path& path, std::span<const tensor_view> tensors,
-                         const std::map<std::string, std::string>& metadata) {
-  std::vector<const tensor_view*> order;
-  for (const auto& t : tensors) order.push_back(&t);
-  std::sort(order.begin(), order.end(), [](const tensor_view* a, const tensor_view* b) {
-    if (dtype_size(a->type) != dtype_size(b->type)) return dtype_size(a->type) > dtype_size(b->type);
-    return a->name < b->name;
+result<safetensors_layout> plan_safetensors(std::span<const tensor_view> tensors,
+                                            const std::map<std::string, std::string>& metadata, std::string_view what) {
+  std::vector<std::size_t> order(tensors.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const tensor_view& x = tensors[a];
+    const tensor_view& y = tensors[b];
+    if (dtype_size(x.type) != dtype_size(y.type)) return dtype_size(x.type) > dtype_size(y.type);
+    return x.name < y.name;
   });
 
+  safetensors_layout layout;
+  layout.offsets.assign(tensors.size(), 0);
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::uint64_t offset = 0;
-  for (const tensor_view* t : order) {
-    if (t->name == "__metadata__" || header.contains(t->name)) {
-      return make_error(errc::invalid_argument, path.string() + ": tensor name \"" + t->name + "\" is used twice or reserved");
+  for (std::size_t i : order) {
+    const tensor_view& t = tensors[i];
+    if (t.name == "__metadata__" || header.contains(t.name)) {
+      return make_error(errc::invalid_argument, std::string(what) + ": tensor name \"" + t.name + "\" is used twice or reserved");
     }
-    auto expected = byte_count(t->shape, t->type);
-    if (!expected || *expected != t->bytes.size()) {
-      return make_error(errc::invalid_argument, path.string() + ": tensor " + t->text() + " needs " +
-                                                    (expected ? std::to_string(*expected) : std::string("too many")) +
-                                                    " bytes but was given " + std::to_string(t->bytes.size()));
-    }
-    header[t->name] = {{"dtype", std::string(to_string(t->type))},
-                       {"shape", t->shape},
-                       {"data_offsets", {offset, offset + t->bytes.size()}}};
-    offset += t->bytes.size();
+    auto bytes = byte_count(t.shape, t.type);
+    if (!bytes) return make_error(errc::invalid_argument, std::string(what) + ": tensor " + t.text() + " is too large");
+    header[t.name] = {{"dtype", std::string(to_string(t.type))},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + *bytes}}};
+    layout.offsets[i] = offset;
+    offset += *bytes;
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
+  layout.header.resize(8);
+  for (int i = 0; i < 8; ++i) layout.header[i] = static_cast<char>((static_cast<std::uint64_t>(text.size()) >> (8 * i)) & 0xff);
+  layout.header += text;
+  for (auto& o : layout.offsets) o += layout.header.size();
+  layout.total_bytes = layout.header.size() + offset;
+  return layout;
+}
+
+status write_safetensors(const std::filesystem::path& path, std::span<const tensor_view> tensors,
+                         const std::map<std::string, std::string>& metadata) {
+  for (const auto& t : tensors) {
+    auto expected = byte_count(t.shape, t.type);
+    if (!expected || *expected != t.bytes.size()) {
+      return make_error(errc::invalid_argument, path.string() + ": tensor " + t.text() + " needs " +
+                                                    (expected ? std::to_string(*expected) : std::string("too many")) +
+                                                    " bytes but was given " + std::to_string(t.bytes.size()));
+    }
+  }
+  auto layout = plan_safetensors(tensors, metadata, path.string());
+  if (!layout) return layout.error();
+  std::vector<std::size_t> order(tensors.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return layout->offsets[a] < layout->offsets[b]; });
 
   auto tmp = path;
   tmp += ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return make_error(errc::io, tmp.string() + ": cannot open for writing");
-    std::array<char, 8> len{};
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((static_cast<std::uint64_t>(text.size()) >> (8 * i)) & 0xff);
-    out.write(len.data(), 8);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const tensor_view* t : order)
-      out.write(reinterpret_cast<const char*>(t->bytes.data()), static_cast<std::streamsize>(t->bytes.size()));
+    out.write(layout->header.data(), static_cast<std::streamsize>(layout->header.size()));
+    for (std::size_t i : order)
+      out.write(reinterpret_cast<const char*>(tensors[i].bytes.data()), static_cast<std::streamsize>(tensors[i].bytes.size()));
     out.flush();
     if (!out) return make_error(errc::io, tmp.string() + ": write failed");
   }

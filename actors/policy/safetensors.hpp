@@ -70,6 +70,23 @@ class safetensors_file {
   std::map<std::string, std::string> metadata_;
 };
 
+// Where write_safetensors puts each tensor: `header` is the file's first
+// bytes (the 8-byte length and the padded JSON), offsets[i] where tensors[i]'s
+// data starts in the file, total_bytes the file's size. The learner fills a
+// buffer of total_bytes this way (its publication) without write_safetensors.
+struct safetensors_layout {
+  std::string header;
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t total_bytes = 0;
+};
+
+// The layout of `tensors` (their names, types and shapes; `bytes` is not
+// read) under write_safetensors' rules. invalid_argument for duplicate or
+// reserved names or a shape too large, naming `what` (a file, or "weights").
+result<safetensors_layout> plan_safetensors(std::span<const tensor_view> tensors,
+                                            const std::map<std::string, std::string>& metadata = {{"format", "pt"}},
+                                            std::string_view what = "weights");
+
 // Writes `tensors` to `path` in the safetensors format: sorted keys, header
 // padded with spaces to a multiple of 8 bytes, data laid out by element size
 // (largest first, so every tensor stays aligned) then name, and `metadata` as

@@ -70,14 +70,20 @@ TEST_CASE("a safetensors file written by crucible reads back with the same names
   CHECK(file->find("model.layers.0.w")->text() == "model.layers.0.w F32 [2, 3]");
 }
 
-TEST_CASE("a written safetensors header is padded to 8 bytes with sorted keys and aligned tensors") {
-  scratch_dir dir;
+// Three tensors of three element sizes, named in the reverse of size order.
+struct mixed_tensors {
   std::vector<std::uint16_t> h{1, 2, 3};
   std::vector<double> d{1.0};
   std::vector<std::int32_t> i{5, 6, 7};
-  std::vector<tensor_view> tensors{{"z", dtype::f16, {3}, as_bytes(h)},
-                                   {"y", dtype::i32, {3}, as_bytes(i)},
-                                   {"x", dtype::f64, {1}, as_bytes(d)}};
+  std::vector<tensor_view> views() const {
+    return {{"z", dtype::f16, {3}, as_bytes(h)}, {"y", dtype::i32, {3}, as_bytes(i)}, {"x", dtype::f64, {1}, as_bytes(d)}};
+  }
+};
+
+TEST_CASE("a written safetensors header is padded to 8 bytes with sorted keys and aligned tensors") {
+  scratch_dir dir;
+  mixed_tensors mixed;
+  const auto tensors = mixed.views();
   REQUIRE(write_safetensors(dir / "m.safetensors", tensors).ok());
   const std::string bytes = read_file(dir / "m.safetensors");
   std::uint64_t n = 0;
@@ -92,6 +98,22 @@ TEST_CASE("a written safetensors header is padded to 8 bytes with sorted keys an
   CHECK(j["x"]["data_offsets"] == nlohmann::json::array({0, 8}));
   CHECK(j["y"]["data_offsets"] == nlohmann::json::array({8, 20}));
   CHECK(j["z"]["data_offsets"] == nlohmann::json::array({20, 26}));
+}
+
+TEST_CASE("a buffer filled at plan_safetensors' offsets holds the same bytes as the file write_safetensors writes") {
+  scratch_dir dir;
+  mixed_tensors mixed;
+  const auto tensors = mixed.views();
+  REQUIRE(write_safetensors(dir / "m.safetensors", tensors).ok());
+  auto layout = plan_safetensors(tensors);
+  REQUIRE(layout.ok());
+  std::string filled(layout->total_bytes, '\0');
+  std::memcpy(filled.data(), layout->header.data(), layout->header.size());
+  for (std::size_t k = 0; k < tensors.size(); ++k)
+    std::memcpy(filled.data() + layout->offsets[k], tensors[k].bytes.data(), tensors[k].bytes.size());
+  CHECK(filled == read_file(dir / "m.safetensors"));
+  std::vector<tensor_view> twice{{"w", dtype::f32, {3}, {}}, {"w", dtype::f32, {3}, {}}};
+  CHECK(plan_safetensors(twice).error().code == errc::invalid_argument);
 }
 
 TEST_CASE("writing a tensor whose bytes do not match its shape is refused") {

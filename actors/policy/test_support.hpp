@@ -2,7 +2,6 @@
 // and whole-file read/write.
 #pragma once
 
-#include <ftw.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +10,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+
+#include "runtime/base/remove_tree.hpp"
 
 namespace crucible::policy::testing {
 
@@ -22,15 +23,9 @@ class scratch_dir {
             ("crucible-policy-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
     std::filesystem::create_directories(path_);
   }
-  // Removed with nftw, not std::filesystem::remove_all: PyTorch's wheels
-  // (2.11 at least) export their own copy of remove_all from libtorch.so, which
-  // the dynamic linker binds a test's call to, and that copy jumps to a null
-  // pointer (SIGSEGV in every test that used a scratch folder on the GPU machine).
-  ~scratch_dir() {
-    ::nftw(
-        path_.c_str(), [](const char* file, const struct stat*, int, struct FTW*) { return std::remove(file); }, 16,
-        FTW_DEPTH | FTW_PHYS);
-  }
+  // Not std::filesystem::remove_all (runtime/base/remove_tree.hpp says why:
+  // SIGSEGV in every test that used a scratch folder on the GPU machine).
+  ~scratch_dir() { remove_tree(path_); }
   scratch_dir(const scratch_dir&) = delete;
   scratch_dir& operator=(const scratch_dir&) = delete;
   const std::filesystem::path& path() const { return path_; }

@@ -1,6 +1,7 @@
 #include "actors/rollout/weights_folder.hpp"
 
-#include <fstream>
+#include "actors/learner/publication.hpp"
+#include "runtime/base/remove_tree.hpp"
 
 namespace crucible::rollout {
 
@@ -19,8 +20,8 @@ result<fs::path> fresh_folder(const fs::path& model, const std::string& weights_
   for (auto& c : safe)
     if (c == '/') c = '_';
   fs::path dir = root / safe / ("v" + std::to_string(version));
+  remove_tree(dir);  // not fs::remove_all: the rollout links LibTorch (runtime/base/remove_tree.hpp)
   std::error_code ec;
-  fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
   if (ec) return make_error(errc::io, "cannot make weights folder " + dir.string() + ": " + ec.message());
   for (const char* f : model_files) {
@@ -57,9 +58,9 @@ result<fs::path> unpack_weights(std::span<const std::uint8_t> safetensors, const
                                 const std::string& weights_dir, const std::string& rollout, std::uint64_t version) {
   auto dir = fresh_folder(model, weights_dir, rollout, version);
   if (!dir) return dir;
-  std::ofstream out(*dir / "model.safetensors", std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(safetensors.data()), static_cast<std::streamsize>(safetensors.size()));
-  if (!out) return make_error(errc::io, "cannot write " + (*dir / "model.safetensors").string());
+  // Written on several threads, not hashed again (weight_assembler did).
+  auto written = learner::write_weights(safetensors, *dir / "model.safetensors", false);
+  if (!written) return written.error();
   return dir;
 }
 

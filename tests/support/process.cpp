@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "runtime/base/remove_tree.hpp"
+
 extern char** environ;
 
 namespace crucible::testing {
@@ -107,7 +109,7 @@ bool wait_for_text(const std::string& path, const std::string& needle, std::chro
 
 std::string temp_dir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("crucible-test-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  remove_tree(dir);  // runtime/base/remove_tree.hpp says why not remove_all
   std::filesystem::create_directories(dir);
   return dir.string();
 }
