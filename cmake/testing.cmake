@@ -2,12 +2,13 @@
 find_package(doctest REQUIRED)
 include(doctest)
 
-# crucible_test(NAME [SERIAL] SOURCES... LIBS ...): one doctest binary. A
+# crucible_test(NAME [SERIAL] [TIMEOUT S] SOURCES... LIBS ...): one doctest binary. A
 # filter that matches nothing must fail (doctest exits 0 then; see
 # ../shared/deps.md). SERIAL: its tests run with no other test beside them
 # (they time things, and a parallel test on a 2-core machine would be noise).
+# TIMEOUT: seconds per test case, above tools/test.sh's default of 900.
 function(crucible_test name)
-  cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
   # doctest_discover_tests splits a test name at ';' into two CTest tests
   # that match nothing: refuse such names here rather than fail in CI.
   foreach(src IN LISTS T_SOURCES)
@@ -28,6 +29,10 @@ function(crucible_test name)
   if(T_SERIAL)
     set(serial TRUE)
   endif()
+  set(timeout)
+  if(T_TIMEOUT)
+    set(timeout TIMEOUT ${T_TIMEOUT})
+  endif()
   doctest_discover_tests(${name}
-    PROPERTIES FAIL_REGULAR_EXPRESSION "test cases: +0 +[|]" RUN_SERIAL ${serial})
+    PROPERTIES FAIL_REGULAR_EXPRESSION "test cases: +0 +[|]" RUN_SERIAL ${serial} ${timeout})
 endfunction()

@@ -1,6 +1,7 @@
 // `crucible run` job "loop", the main job, end to end in a real process: the
-// quick-start config (configs/quickstart.toml, shortened) runs both stages,
-// and a run killed with SIGKILL in the middle continues with --resume
+// quick-start config (configs/quickstart.toml, as the README runs it) runs
+// both stages and the policy learns (the last fifth of the groups earns a
+// higher mean settled reward than the first), and a run killed with SIGKILL in the middle continues with --resume
 // without losing or double-counting a settled candidate, its learner
 // resuming from its last checkpoint.
 #include <doctest/doctest.h>
@@ -47,26 +48,30 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("the quick-start runs end to end: stage 1, then every group settled through the referee and trained") {
-  // The README's config, shortened: 16 groups after 20 epochs of stage 1.
-  // Whether the last fifth beats the first is printed and kept in
-  // summary.json ("learned"); on 2 cores within 40 groups it does not yet
-  // (docs/benchmarks.md, "The loop"), so it is not asserted here.
+TEST_CASE("the quick-start runs end to end and learns: the last fifth of the groups beats the first") {
+  // The README's config as it is: 250 steps of stage 1, then 40 groups.
   const std::string dir = temp_dir("quickstart");
-  const std::string config = quickstart_config(dir, {{"groups", "16"}, {"sft_epochs", "20"}});
+  const std::string config = quickstart_config(dir, {});
   child run(crucible_binary(), {"run", config, "--run-dir", dir + "/run"}, dir + "/run.out");
-  const int code = run.wait(1200s);
+  const int code = run.wait(1800s);
   INFO(run.log());
   REQUIRE(code == 0);
   const std::string out = read_file(dir + "/run.out");
-  CHECK(out.find("stage 1: 100 steps") != std::string::npos);
+  CHECK(out.find("stage 1: 250 steps") != std::string::npos);
   CHECK(out.find("first fifth") != std::string::npos);
   auto summary = nlohmann::json::parse(read_file(dir + "/run/summary.json"));
   CAPTURE(summary.dump());
-  CHECK(summary["groups"].get<int>() >= 16);
-  CHECK(summary["samples"].get<int>() >= 16 * 6 - 6);
-  CHECK(summary.contains("learned"));
+  CHECK(summary["groups"].get<int>() >= 40);
+  CHECK(summary["samples"].get<int>() >= 40 * 6 - 6);
   CHECK(summary["first_fifth"]["groups"].get<int>() == summary["last_fifth"]["groups"].get<int>());
+  // The issue's measure: the last fifth of the groups beats the first in
+  // mean settled reward and in success rate ("learned"), the reward by at
+  // least 0.15. A control run whose policy does not change (learning rate
+  // 1e-12) moved the reward by +0.07 and the success rate by 0; two learning
+  // runs by +0.49 and +0.48, +0.29 each (docs/benchmarks.md, "The loop").
+  CHECK(summary["learned"].get<bool>());
+  CHECK(summary["last_fifth"]["mean_reward"].get<double>() >=
+        summary["first_fifth"]["mean_reward"].get<double>() + 0.15);
   // Rewards are measured speedups of successes, 0 for everything else, and
   // at least one sample succeeded (stage 1 taught the policy to write code).
   int successes = 0;
@@ -87,7 +92,7 @@ TEST_CASE("the quick-start runs end to end: stage 1, then every group settled th
 
 TEST_CASE("a loop killed with SIGKILL continues with --resume: nothing settled is lost or counted twice") {
   const std::string dir = temp_dir("resume");
-  const std::string config = quickstart_config(dir, {{"groups", "16"}, {"sft_epochs", "20"}});
+  const std::string config = quickstart_config(dir, {{"groups", "16"}, {"sft_epochs", "10"}});
   const std::string run_dir = dir + "/run";
   std::size_t versions_before = 0;
   {
