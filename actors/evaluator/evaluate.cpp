@@ -1,6 +1,5 @@
 #include "actors/evaluator/evaluate.hpp"
 
-#include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "actors/evaluator/device.hpp"
 #include "actors/evaluator/scratch.hpp"
 #include "actors/evaluator/statistics.hpp"
+#include "runtime/base/compute_tuning.hpp"
 
 namespace crucible::evaluator {
 namespace {
@@ -533,12 +533,9 @@ result<eval_request> load_request(const std::filesystem::path& task, const std::
 }
 
 std::vector<int> evaluator_options::default_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return {};
-  for (int c = CPU_SETSIZE - 1; c >= 0; --c)
-    if (CPU_ISSET(c, &set)) return {c};
-  return {};
+  auto cores = allowed_cores();
+  if (cores.empty()) return {};
+  return {cores.back()};
 }
 
 sandbox_limits evaluator_options::default_limits() {

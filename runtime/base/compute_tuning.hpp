@@ -16,6 +16,8 @@
 // does through MALLOC_MMAP_THRESHOLD_).
 #pragma once
 
+#include <vector>
+
 namespace crucible {
 
 void tune_process_for_compute();
@@ -24,5 +26,10 @@ void tune_process_for_compute();
 // `crucible run` uses every core before its actors start). No-op without
 // OpenBLAS or when OPENBLAS_NUM_THREADS is set.
 void set_blas_threads(int threads);
+
+// The CPU cores this process may run on (its affinity set), ascending; empty
+// when the kernel does not say. The evaluators pick their workers' cores
+// from it.
+std::vector<int> allowed_cores();
 
 }  // namespace crucible

@@ -4,6 +4,7 @@
 
 #include "actors/detector/detector_role.hpp"
 #include "actors/referee/referee_host.hpp"
+#include "runtime/base/compute_tuning.hpp"
 #include "runtime/bus/zmq_transport.hpp"
 #include "runtime/config/runtime_options.hpp"
 #include "runtime/log/log.hpp"
@@ -47,9 +48,14 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
 
   std::vector<std::string> devices = run.devices;
   if (devices.empty()) devices.assign(run.evaluators, "cpu");
+  // Each CPU evaluator's workers get a core of their own, from the last one
+  // down (one evaluator: the last core, as `crucible evaluator` picks), so
+  // that N evaluators measure N candidates at once instead of sharing one.
+  const std::vector<int> cores = allowed_cores();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     roles::evaluator_service_options eo;
     eo.device = devices[i];
+    if (eo.device == "cpu" && !cores.empty()) eo.cores = {cores[cores.size() - 1 - i % cores.size()]};
     eo.tasks = run.tasks_dir;
     eo.protocol = run.protocol;
     eo.strict = run.strict;

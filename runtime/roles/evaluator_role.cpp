@@ -157,7 +157,9 @@ result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_
   if (!fs::is_directory(o.tasks))
     return make_error(errc::invalid_argument, "tasks folder '" + o.tasks.string() + "' is not a directory");
   std::string model = device_model(*device);
-  auto actor = ev::spawn_evaluator(sys, ev::evaluator_options{});
+  ev::evaluator_options eo;
+  if (!o.cores.empty()) eo.limits.cores = o.cores;
+  auto actor = ev::spawn_evaluator(sys, eo);
   return service{std::make_shared<evaluator_handler>(sys, actor, o.tasks, *device, model, *protocol, name),
                  {"measure", "verify:" + model},
                  caf::actor_cast<caf::actor>(actor),
@@ -172,6 +174,8 @@ cli::command add_evaluator_role(CLI::App& app) {
   cmd->add_option("--device", a->service.device, "cpu or cuda:N (default cpu)");
   cmd->add_option("--tasks", a->service.tasks, "root of the task files; a task id names ROOT/ID/task.py or ROOT/ID.py");
   cmd->add_option("--protocol", a->service.protocol, "measurement protocol: default, paper, quick, ...");
+  cmd->add_option("--cores", a->service.cores, "CPU cores for its sandbox workers (default: the last core)")
+      ->delimiter(',');
   cmd->add_flag("--strict", a->service.strict,
                 "strict correctness: atol = rtol = 1e-5 (float16 1e-3, bfloat16 1e-2) instead of 1e-2");
   cmd->add_option("--tolerance", a->service.tolerances,

@@ -51,6 +51,7 @@ struct evaluator_service_options {
   std::string protocol = "default";            // measurement protocol name
   bool strict = false;                         // the protocol's strict tolerances (protocol.hpp)
   std::vector<std::string> tolerances;         // "ATOL[:RTOL]" or "DTYPE=ATOL[:RTOL]" (apply_tolerance)
+  std::vector<int> cores;                      // CPU cores of its sandbox workers; default: the last core
 };
 
 // Job kinds measure and verify:MODEL (Candidate -> Measurement), MODEL being
