@@ -24,7 +24,7 @@ struct hub_options {
   std::size_t max_queued_jobs = 1'000'000;
   // Largest message accepted on any endpoint.
   std::size_t max_message_bytes = 64u << 20;
-  // Directory of the hub's RocksDB ledger.
+  // Directory of the hub's ledger: RocksDB markers, job log in joblog/ (docs/bus.md).
   std::string ledger_dir = "hub-ledger";
   // fsync every ledger commit (survives power loss; slower). Off: survives a
   // kill -9 of the hub, which is what the write-ahead log in the kernel gives.
