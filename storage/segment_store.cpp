@@ -176,6 +176,7 @@ status memory_segments::append(std::uint64_t segment, std::string_view bytes) {
     return make_error(errc::io, "injected append failure on segment " + std::to_string(segment));
   }
   segments_[segment].append(bytes);
+  appended_ += bytes.size();
   return {};
 }
 

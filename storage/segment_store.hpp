@@ -58,12 +58,14 @@ class memory_segments final : public segment_store {
   // Fault injection: the next n appends fail with errc::io after writing
   // half their bytes (as a full disk would leave a torn record).
   void fail_next_appends(int n) { fail_next_ = n; }
-  // Total bytes held, for tests of space reclamation.
+  // Total bytes held, and bytes ever appended, for tests of space reclamation.
   std::size_t bytes() const;
+  std::size_t appended() const { return appended_; }
 
  private:
   std::map<std::uint64_t, std::string> segments_;
   int fail_next_ = 0;
+  std::size_t appended_ = 0;
 };
 
 }  // namespace crucible::storage

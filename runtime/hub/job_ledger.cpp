@@ -1,5 +1,6 @@
 #include "runtime/hub/job_ledger.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -133,6 +134,7 @@ status job_ledger::write_staged() {
     drop_staged();
     ++segment_;
     segment_size_ = 0;
+    carried_ = 0;
     return s;
   }
   for (auto& r : staged_) apply(r);
@@ -152,7 +154,10 @@ status job_ledger::commit() {
     }
   }
   CRUCIBLE_TRY(write_staged());
-  if (segment_size_ >= options_.segment_bytes) {
+  // A segment is full once it holds segment_bytes of new records, and at
+  // least as many as were carried into it: with a large backlog of live
+  // jobs each byte written is copied forward about once, not at every commit.
+  if (segment_size_ - carried_ >= std::max<std::uint64_t>(options_.segment_bytes, carried_)) {
     if (auto s = rotate(); !s.ok())  // what this commit wrote is durable either way
       spdlog::error("job log: reclaiming old segments failed (retried at the next segment): {}", s.error().text());
   }
@@ -165,24 +170,40 @@ status job_ledger::rotate() {
   std::uint64_t filled = segment_;
   ++segment_;
   segment_size_ = 0;
-  std::map<std::uint64_t, std::string> old;  // read once each
+  carried_ = 0;
+  // A segment with many live records is read whole, once; a few records
+  // (the usual case: jobs that run long) are read one by one.
+  constexpr std::size_t read_whole_from = 64;
+  std::map<std::uint64_t, std::string> whole;
   for (auto seg : segments_)
-    if (seg < filled && live_in_.count(seg)) {
+    if (auto it = live_in_.find(seg); seg < filled && it != live_in_.end() && it->second >= read_whole_from) {
       auto data = log_.read(seg);
       if (!data) return data.error();
-      old.emplace(seg, std::move(*data));
+      whole.emplace(seg, std::move(*data));
     }
   for (auto& [id, j] : live_) {
     for (const record_at* r : {&j.submit, &j.result}) {
       if (r->segment == 0 || r->segment >= filled) continue;
-      const std::string& seg = old.at(r->segment);
-      auto rec = parse_at(seg, r->offset);
+      std::string one;
+      std::string_view from;
+      std::size_t at = 0;
+      if (auto it = whole.find(r->segment); it != whole.end()) {
+        from = it->second;
+        at = r->offset;
+      } else {
+        auto data = log_.read(r->segment, r->offset, r->size);
+        if (!data) return data.error();
+        one = std::move(*data);
+        from = one;
+      }
+      auto rec = parse_at(from, at);
       if (!rec || rec->whole.size() != r->size || rec->id != id)
         return make_error(errc::corrupt, "job log segment " + std::to_string(r->segment) + " changed under the hub");
       stage_raw(rec->type, id, rec->whole);
     }
   }
   CRUCIBLE_TRY(write_staged());
+  carried_ = segment_size_;
   std::vector<std::uint64_t> gone;
   for (auto seg : segments_)
     if (seg < filled) gone.push_back(seg);
@@ -275,6 +296,7 @@ result<std::vector<job_ledger::entry>> job_ledger::load() {
   // Live records into the fresh segment first; only then may the old
   // segments and the old-format records go.
   CRUCIBLE_TRY(write_staged());
+  carried_ = segment_size_;
   if (!legacy_keys.empty()) {
     for (auto& k : legacy_keys) batch_.erase(family::jobs, k);
     auto s = kv_.write(batch_, options_.durability);

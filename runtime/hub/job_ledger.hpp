@@ -10,6 +10,7 @@
 //   acknowledgement. Record: u32 CRC32C (hardware, storage/crc32c.hpp) of
 //   what follows, u32 body length, body = u8 type ('p' submit, 'r' result,
 //   'a' acknowledged), u16 id length, id, envelope. Once a segment is full
+//   (segment_bytes of new records, and no fewer than were carried into it)
 //   the next one starts; at that point the records of unacknowledged jobs
 //   still in older segments are copied forward and those segments removed,
 //   so the log holds about two segments plus the jobs that live long.
@@ -116,6 +117,7 @@ class job_ledger {
   std::vector<staged_record> staged_;               // what buf_ holds
   std::uint64_t segment_ = 1;                       // the segment being appended
   std::uint64_t segment_size_ = 0;
+  std::uint64_t carried_ = 0;                       // bytes of it copied forward from older segments
   std::set<std::uint64_t> segments_;                // on disk
   std::unordered_map<std::string, job_records> live_;  // unacknowledged jobs' records
   std::map<std::uint64_t, std::size_t> live_in_;    // segment -> live records in it

@@ -139,6 +139,43 @@ TEST_CASE("full segments are reclaimed, long-lived jobs move forward and keep th
         std::map<std::string, std::string>{{std::string(500, 'o'), "result of old"}, {"still pending", ""}});
 }
 
+TEST_CASE("many long-lived jobs move forward together when their segment is reclaimed") {
+  job_ledger_options o;
+  o.segment_bytes = 8192;
+  rig r(o);
+  std::map<std::string, std::string> expected;
+  for (int i = 0; i < 100; ++i) {  // more than the rotation reads one by one
+    auto body = "pending " + std::to_string(i);
+    r.submit("p" + std::to_string(i), body);
+    expected[body] = "";
+  }
+  for (int i = 0; i < 400; ++i) {
+    auto id = "j" + std::to_string(i);
+    r.submit(id, std::string(200, 'x'));
+    r.ledger.stage_acked(id, 1);
+    REQUIRE(r.ledger.commit().ok());
+  }
+  CHECK(r.ledger.segments() <= 3);
+  CHECK(r.ledger.live_jobs() == 100);
+  CHECK(reload(r.kv, r.log, o) == expected);
+}
+
+TEST_CASE("a backlog larger than a segment is copied forward about once per segment of new records, not at every commit") {
+  job_ledger_options o;
+  o.segment_bytes = 4096;
+  rig r(o);
+  for (int i = 0; i < 40; ++i) r.submit("backlog" + std::to_string(i), std::to_string(i) + std::string(500, 'b'));  // ~20 KB live
+  for (int i = 0; i < 100; ++i) {  // ~100 KB of new records, a commit each
+    auto id = "j" + std::to_string(i);
+    r.submit(id, std::string(1000, 'x'));
+    r.ledger.stage_acked(id, 1);
+    REQUIRE(r.ledger.commit().ok());
+  }
+  CHECK(r.log.appended() < 3 * (40 * 520 + 100 * 1040));
+  CHECK(r.ledger.live_jobs() == 40);
+  CHECK(reload(r.kv, r.log, o).size() == 40);
+}
+
 TEST_CASE("records of the RocksDB-only ledger of older versions are recovered and moved into the log") {
   storage::memory_store kv;
   storage::memory_segments log;
