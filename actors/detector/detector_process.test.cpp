@@ -200,13 +200,14 @@ TEST_CASE("the Python example detector answers detect jobs beside a running hub,
 TEST_CASE("a required Python detector's hack verdict settles a measured candidate at reward 0 and records it in the hack database") {
   hub_fixture f("[referee]\nverify_above = 1000.0\n");  // no layer 7 here: one evaluator
   auto evaluator = f.evaluator();
-  auto python = f.python_detector("plausibility", {"--required", "--max-speedup", "5"});
+  auto python = f.python_detector("plausibility", {"--required", "--max-speedup", "5", "--deadline-ms", "20000"});
   REQUIRE(wait_for_text(f.dir + "/hub.log", "registered Detector 'plausibility'", 15s));
   REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
 
   // chain_matmul's faster variant reassociates the product: about 20x on
   // CPU, above the detector's 5x. (The judge test below settles a clean one.)
   auto hacked = f.settle("c-fast", "faster");
+  CAPTURE(hacked.dump());
   CHECK(hacked["status"] == "Hack");
   CHECK(hacked["reward"] == 0.0);
   CHECK(hacked["reason"].get<std::string>().find("detector plausibility: hack") != std::string::npos);
