@@ -32,7 +32,11 @@ export LD_LIBRARY_PATH="$torch_lib:/usr/lib/$arch:${LD_LIBRARY_PATH:-}"
 build=${BUILD_DIR:-build-gpu-loop}
 echo "=== build ($build, -j${JOBS:-$(nproc)})"
 start=$SECONDS
+# PyTorch's include folder carries its own fmt (12), which spdlog 1.10 cannot
+# use; Debian's fmt 9 goes first (a plain -I precedes torch's -isystem).
+mkdir -p "$work/fmt9" && cp -r /tmp/deb/usr/include/fmt "$work/fmt9/"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_TESTS=OFF -DCRUCIBLE_WITH_NCCL=OFF \
+  -DCMAKE_CXX_FLAGS="-I$work/fmt9" \
   -DCRUCIBLE_PYTHON="$py" -DCMAKE_PREFIX_PATH="$torch_cmake;/usr;/usr/lib/$arch/cmake" \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/cmake.log" 2>&1 ||
   { tail -40 "$work/cmake.log"; exit 1; }
