@@ -3,6 +3,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <mutex>
 
 // CUDA graphs: LibTorch 2 or newer, built with CUDA (its headers need the
 // CUDA runtime's). Debian's LibTorch 1.13 (CPU) decodes eagerly.
@@ -20,6 +21,19 @@ namespace crucible::policy {
 
 namespace {
 constexpr std::size_t kMaxIdleRunners = 4;
+
+#if CRUCIBLE_HAVE_CUDA_GRAPHS
+// Ends a capture that failed half-way, so that the stream (and the device's
+// other work) is usable again; the partial graph is dropped.
+void end_failed_capture(cudaStream_t stream) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess || capturing == cudaStreamCaptureStatusNone) return;
+  cudaGraph_t partial = nullptr;
+  cudaStreamEndCapture(stream, &partial);
+  if (partial) cudaGraphDestroy(partial);
+  cudaGetLastError();
+}
+#endif
 }  // namespace
 
 bool cuda_graphs_available() { return CRUCIBLE_HAVE_CUDA_GRAPHS != 0 && torch::cuda::is_available(); }
@@ -73,8 +87,18 @@ torch::Tensor decode_runner::step(const torch::Tensor& tokens, const torch::Tens
         c10::cuda::CUDAStreamGuard guard(side);
         model.decode_step(ids, positions, slot, key_mask, cache);
         side.synchronize();
-        state->graph.capture_begin();
-        logits = model.decode_step(ids, positions, slot, key_mask, cache);
+        // Rollouts of one process decode on one device from their own
+        // threads: one capture at a time, in thread-local mode, so that the
+        // others' allocations and synchronisations stay legal meanwhile.
+        static std::mutex capture_mutex;
+        std::lock_guard<std::mutex> one_capture(capture_mutex);
+        state->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+        try {
+          logits = model.decode_step(ids, positions, slot, key_mask, cache);
+        } catch (...) {
+          end_failed_capture(side.stream());
+          throw;
+        }
         state->graph.capture_end();
       }
       side.synchronize();

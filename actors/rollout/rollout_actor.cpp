@@ -38,6 +38,7 @@ using chunk_atom = caf::atom_constant<caf::atom("chunk")>;
 using early_atom = caf::atom_constant<caf::atom("early")>;
 constexpr auto staleness_poll = std::chrono::milliseconds(500);
 constexpr std::uint32_t chunk_window = 4;  // learner.chunk requests out at once
+constexpr std::uint32_t max_generation_failures = 3;  // in a row: the device or the weights are broken
 
 // The group being prepared, sampled or settled (one at a time).
 struct group_run {
@@ -45,6 +46,7 @@ struct group_run {
   std::uint64_t number = 0;
   const task_entry* task = nullptr;
   std::string id;                        // "ROLLOUT/gN-vV"
+  std::string exemplar_job;              // "exemplars/ID", then "/retryN" after failed generations
   std::vector<settled_sample> samples;   // one per completion, in order
   std::vector<bool> settled;
   std::size_t open = 0;                  // settle jobs without a result
@@ -76,6 +78,7 @@ struct rollout_state {
   std::uint64_t requests = 0;
   std::optional<std::pair<std::uint64_t, std::filesystem::path>> ready;  // weights to switch to
   bool waiting_logged = false;
+  std::uint32_t generation_failures = 0;  // in a row; the rollout stops at max_generation_failures
   rollout_counters n;
   static inline const char* name = "rollout";
 };
@@ -235,7 +238,11 @@ void begin_group(rollout_actor_t* self) {
   g.id = fmt::format("{}/g{}-v{}", st.self_name, g.number, st.version);
   st.group = std::move(g);
   if (o.exemplars == 0) return sample_group(self, {});
+  // Job ids are single-use at the hub: a group retried after a failed
+  // generation asks for its exemplars under a new one.
   std::string job = "exemplars/" + st.group->id;
+  if (st.generation_failures > 0) job += fmt::format("/retry{}", st.generation_failures);
+  st.group->exemplar_job = job;
   st.group->job_ids.push_back(job);
   std::uint64_t query_seed = (o.seed + 1) * 1000003 + st.group->number;
   submit(self, job, "exemplar.sample",
@@ -266,9 +273,18 @@ void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars)
     spdlog::error("rollout {}: generating group {} failed: {}", st.self_name, g.id, gens.error().text());
     acknowledge(st, g.job_ids);
     st.group.reset();
+    if (++st.generation_failures >= max_generation_failures) {
+      // `crucible run` hears the reason and stops, instead of a rollout
+      // that retries forever on a broken device.
+      self->quit(caf::make_error(caf::sec::runtime_error,
+                                 fmt::format("rollout {}: {} generations in a row failed, the last: {}", st.self_name,
+                                             st.generation_failures, gens.error().text())));
+      return;
+    }
     self->delayed_send(self, staleness_poll, next_atom::value);
     return;
   }
+  st.generation_failures = 0;
   g.at = group_run::phase::settling;
   g.samples.resize(gens->size());
   g.settled.assign(gens->size(), false);
@@ -390,7 +406,7 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
       [=](exemplars_atom, job_result& r) {
         auto& st = self->state;
         auto& g = st.group;
-        if (!g || g->at != group_run::phase::exemplars || r.id != "exemplars/" + g->id) return;
+        if (!g || g->at != group_run::phase::exemplars || r.id != g->exemplar_job) return;
         std::vector<prompt_exemplar> exemplars;
         if (r.status == msg::JobStatus::Ok) {
           auto e = exemplars_from(r.payload);

@@ -272,3 +272,47 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   CHECK(with_code < 8);
   CHECK(count_text(dir + "/ev.log", "ok reward=") == with_code);
 }
+
+// A device that fails every generation (here: options the sampler refuses)
+// must stop the rollout with the reason, not leave it retrying in silence.
+// Each retry asks the exemplar store under a fresh job id: a reused one is
+// a duplicate the hub never answers again, and the retry would wait out the
+// exemplar deadline (60 s here, past this test's limit).
+TEST_CASE("a rollout whose generations keep failing stops after three with the reason") {
+  std::string dir = temp_dir("rollout-failing");
+  std::string config = dir + "/loop.toml";
+  std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\n"
+                           "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n";
+  std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
+  child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
+            dir + "/hub.log");
+  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 30s));
+  child exemplars(crucible_binary(),
+                  {"exemplar", "--config", config, "--connect", address, "--name", "exemplar", "--db", dir + "/db"},
+                  dir + "/exemplar.log");
+  REQUIRE(wait_for_text(dir + "/exemplar.log", "registered with hub", 20s));
+
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  rollout::rollout_options o;
+  o.tasks_dir = tasks;
+  o.tasks = {"cpu/gelu_tanh"};
+  o.group_size = 2;
+  o.max_new_tokens = 2;
+  o.top_p = 0;  // generate refuses it
+  o.learner_admission = false;
+  o.exemplar_deadline = 60000ms;
+  auto rt = bus::connect_peer_transport(address, "ro");
+  REQUIRE(rt.ok());
+  auto rollout = rollout::spawn_rollout(sys, o, policy::policy(test_network(), test_tokenizer()), fast_peer("ro"),
+                                        std::shared_ptr<bus::transport>(std::move(*rt)));
+  REQUIRE_MESSAGE(rollout.ok(), (rollout.ok() ? std::string() : rollout.error().text()));
+  caf::scoped_actor self{sys};
+  self->monitor(*rollout);
+  std::string reason;
+  self->receive([&](caf::down_msg& d) { reason = caf::to_string(d.reason); },
+                caf::after(std::chrono::seconds(30)) >> [] {});
+  CHECK_MESSAGE(reason.find("3 generations in a row failed") != std::string::npos, "down reason: " << reason);
+  CHECK(reason.find("top_p") != std::string::npos);
+}

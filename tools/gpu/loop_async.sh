@@ -10,7 +10,9 @@
 # DEBS_DIR: Debian 12 packages of the dependencies (docs/gpu.md step 1);
 # POLICY_DIR: a stage-1 policy (a run folder's stage1/v-N), so that both runs
 # start from the same weights and skip stage 1. Environment: EVALUATORS (12),
-# ROLLOUTS (4), SECONDS_EACH (100), JOBS (nproc), PYTHON (python3 with torch).
+# ROLLOUTS (4), SECONDS_EACH (100), STALENESS ("0 2"), LOG_LEVEL (info),
+# JOBS (nproc), PYTHON (python3 with torch). Each run's run.log and
+# summary.json are copied under $OUT when it is set.
 set -uo pipefail
 if (($# < 2)); then
   sed -n '2,15p' "$0"
@@ -56,12 +58,13 @@ config() {
     -e "s#^evaluators = .*#evaluators = ${EVALUATORS:-12}#" -e "s#^rollouts = .*#rollouts = ${ROLLOUTS:-4}#" \
     -e "s#^groups = .*#groups = 0\ntime_limit_s = ${SECONDS_EACH:-100}#" \
     -e "s#^max_staleness = .*#max_staleness = $1#" -e 's#^\[rollout\]#[rollout]\ndevice = "cuda"#' \
+    -e "s#^level = .*#level = \"${LOG_LEVEL:-info}\"#" \
     configs/quickstart.toml >"$work/async-$1.toml"
 }
 
 table="| max_staleness | seconds | groups | samples | groups/hour | first fifth reward, success | last fifth reward, success |"
 rows=()
-for s in 0 2; do
+for s in ${STALENESS:-0 2}; do
   config "$s"
   rm -rf "$work/run-$s"
   echo "=== max_staleness $s: ${EVALUATORS:-12} CPU evaluators, ${ROLLOUTS:-4} rollouts on the GPU, ${SECONDS_EACH:-100} s"
@@ -75,7 +78,10 @@ print(f"| {sys.argv[2]} | {sys.argv[3]} | {s['groups']} | {s['samples']} | {s.ge
       f"{f['mean_reward']:.3f}, {f['success_rate']:.3f} | {l['mean_reward']:.3f}, {l['success_rate']:.3f} |")
 EOF
 )")
-  [[ -n "${OUT:-}" ]] && cp "$work/run-$s/summary.json" "$OUT/summary-$s.json" 2>/dev/null
+  if [[ -n "${OUT:-}" ]]; then
+    cp "$work/run-$s/summary.json" "$OUT/summary-$s.json" 2>/dev/null
+    cp "$work/run-$s/run.log" "$OUT/run-$s.log" 2>/dev/null
+  fi
 done
 echo "$table"
 echo "|---|---|---|---|---|---|---|"
