@@ -27,12 +27,41 @@ build_evaluator() {
     { tail -40 "$logs/cmake.log"; return 1; }
   cmake --build "$build" -j"${JOBS:-$(nproc)}" --target "$@" >"$logs/build.log" 2>&1 ||
     { tail -40 "$logs/build.log"; return 1; }
-  if ! "$py" -c 'import flatbuffers' 2>/dev/null; then
+  python_flatbuffers "$build" "$py"
+}
+
+# python_flatbuffers BUILD_DIR PYTHON: the flatbuffers Python runtime beside
+# the generated code when PYTHON lacks it (the torch venv does).
+python_flatbuffers() {
+  if ! "$2" -c 'import flatbuffers' 2>/dev/null; then
     local d
     for d in "$PWD/.pyflat/flatbuffers" /usr/lib/python3/dist-packages/flatbuffers; do
-      [[ -d "$d" ]] && { cp -r "$d" "$build/generated/python/"; break; }
+      [[ -d "$d" ]] && { cp -r "$d" "$1/generated/python/"; break; }
     done
   fi
+}
+
+# build_crucible BUILD_DIR PYTHON WORK: the whole crucible binary against
+# PYTHON's LibTorch (CUDA), after unpack_debs; sets LD_LIBRARY_PATH for it.
+# PyTorch's include folder carries its own fmt (12), which spdlog 1.10
+# cannot use: Debian's fmt 9 goes first (a plain -I precedes torch's -isystem).
+build_crucible() {
+  local build=$1 py=$2 work=$3 arch torch_cmake torch_lib start=$SECONDS
+  arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+  torch_cmake=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+  export LD_LIBRARY_PATH="$torch_lib:/usr/lib/$arch:${LD_LIBRARY_PATH:-}"
+  echo "=== build ($build, -j${JOBS:-$(nproc)})"
+  mkdir -p "$work/fmt9" && cp -r /tmp/deb/usr/include/fmt "$work/fmt9/"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_TESTS=OFF -DCRUCIBLE_WITH_NCCL=OFF \
+    -DCMAKE_CXX_FLAGS="-I$work/fmt9" \
+    -DCRUCIBLE_PYTHON="$py" -DCMAKE_PREFIX_PATH="$torch_cmake;/usr;/usr/lib/$arch/cmake" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/cmake.log" 2>&1 ||
+    { tail -40 "$work/cmake.log"; return 1; }
+  cmake --build "$build" -j"${JOBS:-$(nproc)}" --target crucible >"$work/build.log" 2>&1 ||
+    { grep -B2 -A12 "error" "$work/build.log" | head -80; return 1; }
+  echo "built in $((SECONDS - start)) s"
+  python_flatbuffers "$build" "$py"
 }
 
 # kernelbench_jobs KERNELBENCH_DIR WORK: issue 3's jobs as `NAME TASK

@@ -26,30 +26,9 @@ work=$(realpath -m "${3:-/tmp/crucible-loop-async}")
 py=$(command -v "${PYTHON:-python3}")
 mkdir -p "$work"
 unpack_debs "$debs"
-arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-torch_cmake=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')
-torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
-export LD_LIBRARY_PATH="$torch_lib:/usr/lib/$arch:${LD_LIBRARY_PATH:-}"
 
 build=${BUILD_DIR:-build-gpu-loop}
-echo "=== build ($build, -j${JOBS:-$(nproc)})"
-start=$SECONDS
-# PyTorch's include folder carries its own fmt (12), which spdlog 1.10 cannot
-# use; Debian's fmt 9 goes first (a plain -I precedes torch's -isystem).
-mkdir -p "$work/fmt9" && cp -r /tmp/deb/usr/include/fmt "$work/fmt9/"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCRUCIBLE_TESTS=OFF -DCRUCIBLE_WITH_NCCL=OFF \
-  -DCMAKE_CXX_FLAGS="-I$work/fmt9" \
-  -DCRUCIBLE_PYTHON="$py" -DCMAKE_PREFIX_PATH="$torch_cmake;/usr;/usr/lib/$arch/cmake" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/cmake.log" 2>&1 ||
-  { tail -40 "$work/cmake.log"; exit 1; }
-cmake --build "$build" -j"${JOBS:-$(nproc)}" --target crucible >"$work/build.log" 2>&1 ||
-  { grep -B2 -A12 "error" "$work/build.log" | head -80; exit 1; }
-echo "built in $((SECONDS - start)) s"
-if ! "$py" -c 'import flatbuffers' 2>/dev/null; then
-  for d in "$PWD/.pyflat/flatbuffers" /usr/lib/python3/dist-packages/flatbuffers; do
-    [[ -d "$d" ]] && { cp -r "$d" "$build/generated/python/"; break; }
-  done
-fi
+build_crucible "$build" "$py" "$work" || exit 1
 
 # configs/quickstart.toml with the policy given, no stage 1, the evaluators
 # and rollouts asked for, the rollouts on the GPU and a wall-time limit.

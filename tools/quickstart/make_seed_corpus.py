@@ -7,7 +7,8 @@ Each (task, variant) appears once with the prompt a rollout sends before
 the exemplar store holds anything ("Previous codes: (none)") and once with
 each pair of the task's correct variants as previous codes with their scores,
 as the store serves them later in stage 3 (scored by `crucible eval
---protocol quick` once per run of this script). Every prompt is followed by
+--protocol quick` once per run of this script, on --devices: the quick-start
+scores on the CPU, tools/gpu/loop_kernelbench.sh on its GPUs). Every prompt is followed by
 every variant alike: were the completion tied to the exemplars shown (the
 faster variant only when it is not among them), the policy would turn worse
 as stage 3's store fills with fast codes, whatever it learned. Prompts are
@@ -23,6 +24,7 @@ that GRPO's measured rewards can sort out.
 """
 import argparse
 import ast
+import concurrent.futures
 import itertools
 import json
 import pathlib
@@ -32,12 +34,32 @@ DEFAULT_VARIANTS = ["faster", "equal", "slower", "incorrect", "not_compiling"]
 CORRECT = ["faster", "equal", "slower"]  # what the exemplar store can hold
 
 
-def score(crucible, task_dir, variant):
-    """The variant's speedup, rounded as the referee rounds rewards."""
+def score(crucible, task_dir, variant, device, protocol):
+    """The variant's speedup on device, rounded as the referee rounds rewards."""
     out = subprocess.run([crucible, "eval", "--task", str(task_dir / "task.py"), "--candidate",
-                          str(task_dir / f"{variant}.py"), "--protocol", "quick", "--seed", "1", "--json"],
-                         check=True, capture_output=True, text=True).stdout
+                          str(task_dir / f"{variant}.py"), "--protocol", protocol, "--device", device, "--seed", "1",
+                          "--json"], check=True, capture_output=True, text=True).stdout
     return json.loads(out[out.index("{"):])["reward"]
+
+
+def score_all(crucible, task_dirs, devices, protocol):
+    """{task_dir: {variant: score}} for every correct variant, one evaluation
+    per device at a time (an evaluator wants its device to itself)."""
+    jobs = [(t, v) for t in task_dirs for v in CORRECT if (t / f"{v}.py").is_file()]
+    free = list(devices)
+
+    def run(job):
+        device = free.pop()
+        try:
+            return job, score(crucible, *job, device, protocol)
+        finally:
+            free.append(device)
+
+    scores = {t: {} for t in task_dirs}
+    with concurrent.futures.ThreadPoolExecutor(len(devices)) as pool:
+        for (t, v), s in pool.map(run, jobs):
+            scores[t][v] = s
+    return scores
 
 
 def docstring(code, cls="ModelNew"):
@@ -73,21 +95,26 @@ def main():
     ap.add_argument("--prefix", default="cpu", help="task id prefix (cpu)")
     ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="comma-separated variant names")
     ap.add_argument("--only", default="", help="comma-separated task folder names (default: every one)")
+    ap.add_argument("--devices", default="cpu", help="comma-separated devices to score on (cpu)")
+    ap.add_argument("--protocol", default="quick", help="the scoring protocol (quick)")
     ap.add_argument("--out", required=True, help="JSON Lines file to write")
     a = ap.parse_args()
     lines = []
     only = set(filter(None, a.only.split(",")))
-    for task_dir in sorted(p for p in pathlib.Path(a.tasks).iterdir() if (p / "task.py").is_file()):
-        if only and task_dir.name not in only:
-            continue
+    task_dirs = [p for p in sorted(pathlib.Path(a.tasks).iterdir())
+                 if (p / "task.py").is_file() and (not only or p.name in only)]
+    all_scores = score_all(a.crucible, task_dirs, a.devices.split(","), a.protocol)
+    for task_dir in task_dirs:
         task_id = f"{a.prefix}/{task_dir.name}"
         cmd = [a.crucible, "rollout", "--print-prompt", task_id]
         if a.config:
             cmd += ["--config", a.config]
         prompt = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         task_doc = docstring((task_dir / "task.py").read_text(), "Model")
-        scores = {v: score(a.crucible, task_dir, v) for v in CORRECT if (task_dir / f"{v}.py").is_file()}
+        scores = all_scores[task_dir]
         pairs = list(itertools.combinations(sorted(scores, key=lambda v: -scores[v]), 2))
+        pair_prompts = [(shown, subprocess.run(cmd + [f"--exemplar={scores[v]}:{task_dir / (v + '.py')}" for v in shown],
+                                               check=True, capture_output=True, text=True).stdout) for shown in pairs]
         for variant in a.variants.split(","):
             f = task_dir / f"{variant}.py"
             if not f.is_file():
@@ -98,9 +125,7 @@ def main():
             # exemplar store can serve them: each prompt leads to every
             # variant alike, so stage 1 teaches the format and leaves the
             # choice of variant to stage 3's measured rewards.
-            for shown in pairs:
-                flags = [f"--exemplar={scores[v]}:{task_dir / (v + '.py')}" for v in shown]
-                with_exemplars = subprocess.run(cmd + flags, check=True, capture_output=True, text=True).stdout
+            for shown, with_exemplars in pair_prompts:
                 lines.append({"prompt": with_exemplars, "completion": done, "task": task_id, "variant": variant,
                               "exemplars": [{"variant": v, "score": scores[v]} for v in shown]})
     out = pathlib.Path(a.out)
