@@ -26,11 +26,14 @@ std::string hex_of(const unsigned char* md, unsigned int len) {
   return hex;
 }
 
+// How many digest blocks `size` bytes make (the last may be short).
+std::uint64_t block_count(std::uint64_t size) { return (size + digest_block_bytes - 1) / digest_block_bytes; }
+
 // One pass over `bytes` in blocks of digest_block_bytes on up to `threads`
 // threads: block i hashed into digests[32 i..] when `digests` is not null and
 // written at its offset to `fd` when fd >= 0. The first error's errno, or 0.
 int block_pass(std::span<const std::uint8_t> bytes, unsigned char* digests, int fd, unsigned threads) {
-  const std::uint64_t blocks = (bytes.size() + digest_block_bytes - 1) / digest_block_bytes;
+  const std::uint64_t blocks = block_count(bytes.size());
   if (threads == 0) threads = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, std::max<std::uint64_t>(1, blocks)));
   std::atomic<std::uint64_t> next{0};
@@ -77,7 +80,7 @@ std::string sha256_hex(std::span<const std::uint8_t> bytes) {
 
 
 std::string weights_digest(std::span<const std::uint8_t> bytes, unsigned threads) {
-  std::vector<unsigned char> digests(32 * ((bytes.size() + digest_block_bytes - 1) / digest_block_bytes));
+  std::vector<unsigned char> digests(32 * block_count(bytes.size()));
   block_pass(bytes, digests.data(), -1, threads);
   return digest_of_blocks(digests);
 }
@@ -89,7 +92,7 @@ result<std::string> write_weights(std::span<const std::uint8_t> bytes, const std
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return make_error(errc::io, tmp.string() + ": cannot open for writing: " + std::strerror(errno));
   int err = ::ftruncate(fd, static_cast<off_t>(bytes.size())) == 0 ? 0 : errno;
-  std::vector<unsigned char> digests(digest ? 32 * ((bytes.size() + digest_block_bytes - 1) / digest_block_bytes) : 0);
+  std::vector<unsigned char> digests(digest ? 32 * block_count(bytes.size()) : 0);
   if (err == 0) err = block_pass(bytes, digest ? digests.data() : nullptr, fd, threads);
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err == 0 && std::rename(tmp.c_str(), file.c_str()) != 0) err = errno;
