@@ -32,15 +32,26 @@ class staleness_gate {
   // (the rollout should wait for newer weights and resample that prompt).
   status admit(const rollout_group& group, std::uint64_t version) const;
 
+  // `groups` started groups were trained on (the learner calls this after
+  // each step, before its checkpoint).
+  void trained(std::uint64_t groups) { trained_ += groups; }
+
   std::uint64_t started() const { return started_; }
+  std::uint64_t trained() const { return trained_; }
   std::uint64_t max_staleness() const { return max_staleness_; }
-  // Checkpoints save and restore the count of groups started.
-  void restore(std::uint64_t started) { started_ = started; }
+  // Checkpoints save the count of groups trained, and a restart counts only
+  // those as started: a group started before a crash and not trained comes
+  // again (its rollout re-sends or re-starts it), and counting it twice
+  // would close the gate for good (a resumed quick-start waited forever).
+  // Counting too few only lets rollouts start a little early; admit() still
+  // refuses any group that is too stale when it arrives.
+  void restore(std::uint64_t trained) { started_ = trained_ = trained; }
 
  private:
   std::uint64_t max_staleness_;
   std::uint64_t groups_per_batch_;
   std::uint64_t started_ = 0;
+  std::uint64_t trained_ = 0;
 };
 
 }  // namespace crucible::learner

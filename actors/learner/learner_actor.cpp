@@ -117,6 +117,7 @@ void train_pending(learner_pointer self) {
     st.pending.erase(st.pending.begin(), st.pending.begin() + static_cast<std::ptrdiff_t>(batch_size));
     auto report = e.options.objective == stage::reinforce ? e.train->train_reinforce(batch) : e.train->train_grpo(batch);
     learner_reply reply;
+    if (report) e.train->gate().trained(batch.size());
     if (!report) {
       reply.text = report.error().text();
     } else if (auto s = after_version(e, *report); !s) {

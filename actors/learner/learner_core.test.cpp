@@ -122,6 +122,21 @@ TEST_CASE("a rollout may start groups while they would be trained within max_sta
   CHECK(gate.started() == 6);
 }
 
+TEST_CASE("a restored gate counts only trained groups as started, so groups started again after a crash fit") {
+  staleness_gate gate(2, 2);
+  for (int i = 0; i < 6; ++i) CHECK(gate.try_start(0));  // (0 + 2 + 1) * 2
+  CHECK_FALSE(gate.try_start(0));
+  gate.trained(2);  // version 1 trained on two of them; the process dies with four started
+  staleness_gate restored(2, 2);
+  restored.restore(gate.trained());
+  CHECK(restored.started() == 2);
+  // The four started and not trained come again at version 1: all fit.
+  for (int i = 0; i < 4; ++i) CHECK(restored.try_start(1));
+  CHECK(restored.try_start(1));
+  CHECK(restored.try_start(1));
+  CHECK_FALSE(restored.try_start(1));  // (1 + 2 + 1) * 2
+}
+
 TEST_CASE("a step report is one JSON line with every metric") {
   step_report r;
   r.objective = "grpo";

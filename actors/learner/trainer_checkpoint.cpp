@@ -112,7 +112,7 @@ status trainer::save_checkpoint(const fs::path& dir) const try {
                 {"optimizer_steps", optimizer_steps_},
                 {"objective", to_string(options_.objective)},
                 {"reward_window", rewards_.values()},
-                {"groups_started", gate_.started()}};
+                {"groups_trained", gate_.trained()}};
   CRUCIBLE_TRY(write_text(tmp / "state.json", state.dump(1)));
 
   remove_tree(final_dir);
@@ -156,7 +156,7 @@ status trainer::load_checkpoint(const fs::path& dir) try {
   version_ = state["version"].get<std::uint64_t>();
   optimizer_steps_ = state["optimizer_steps"].get<std::uint64_t>();
   rewards_.restore(state["reward_window"].get<std::vector<double>>());
-  gate_.restore(state.value("groups_started", std::uint64_t{0}));
+  gate_.restore(state.value("groups_trained", std::uint64_t{0}));
   return status::success();
 } catch (const c10::Error& e) {
   return make_error(errc::corrupt, dir.string() + ": checkpoint: LibTorch: " + e.what_without_backtrace());
