@@ -15,6 +15,7 @@
 #include "actors/evaluator/device.hpp"
 #include "actors/evaluator/scratch.hpp"
 #include "actors/evaluator/statistics.hpp"
+#include "actors/evaluator/syntax_check.hpp"
 #include "runtime/base/compute_tuning.hpp"
 
 namespace crucible::evaluator {
@@ -570,8 +571,19 @@ result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_o
     return e;
   };
 
+  // A candidate that does not parse is judged before anything imports torch
+  // (syntax_check.hpp); when the check cannot judge, the worker does.
+  auto syntax = syntax_error_of(req.candidate_source, options_.worker, options_.limits, options_.scratch_root);
+  const auto parsed = clock_type::now();
+  e.phase_s["syntax_check"] = duration<double>(parsed - checked).count();
+  if (syntax && *syntax) {
+    e.status = eval_status::compile_error;
+    e.reason = "candidate failed while loading the candidate: candidate does not parse: " + first_line(**syntax);
+    return finish();
+  }
+
   auto compiled = cache_->prepare(req.candidate_source, options_.worker, options_.scratch_root);
-  e.phase_s["compile"] = duration<double>(clock_type::now() - checked).count();
+  e.phase_s["compile"] = duration<double>(clock_type::now() - parsed).count();
   if (!compiled) return compiled.error();
   e.compiled = compiled->needed;
   e.compile_cache_hit = compiled->hit;

@@ -220,6 +220,23 @@ TEST_CASE("bad candidates get a clear status and reason") {
   CHECK(nan.reason.find("NaN") != std::string::npos);
 }
 
+TEST_CASE("a candidate that does not parse is judged before any worker imports torch") {
+  const evaluation syntax = run_cpu("diag_matmul", "not_compiling");
+  INFO(syntax.text());
+  CHECK(syntax.status == eval_status::compile_error);
+  CHECK(syntax.reward == 0);
+  CHECK(syntax.reason.find("candidate does not parse") != std::string::npos);
+  CHECK(syntax.reason.find("<crucible_candidate>") != std::string::npos);
+  CHECK(syntax.reason.find("SyntaxError") != std::string::npos);
+  CHECK(syntax.phase_s.contains("syntax_check"));
+  CHECK_FALSE(syntax.phase_s.contains("load_task"));
+  // A candidate that parses goes on to the measuring worker.
+  const evaluation parses = run_cpu("diag_matmul", "incorrect");
+  CHECK(parses.status == eval_status::incorrect);
+  CHECK(parses.phase_s.contains("syntax_check"));
+  CHECK(parses.phase_s.contains("load_task"));
+}
+
 TEST_CASE("an inline extension compiles once, and a broken one is a compile error, both cached") {
   auto cache_dir = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-eval-test", "cache");
   REQUIRE(cache_dir.ok());
