@@ -1,5 +1,6 @@
 #include "actors/rollout/rollout_actor.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -139,6 +140,34 @@ std::uint64_t text_hash(std::string_view text) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+// The number of the group a job of this rollout belongs to ("KIND/NAME/gN-vV..."),
+// or nothing for a request that belongs to no group (learner.latest, start, chunk).
+std::optional<std::uint64_t> group_of(std::string_view job, std::string_view self_name) {
+  auto at = job.find(fmt::format("/{}/g", self_name));
+  if (at == std::string_view::npos) return std::nullopt;
+  std::uint64_t n = 0;
+  auto digits = job.substr(at + self_name.size() + 3);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end == digits.data()) return std::nullopt;
+  return n;
+}
+
+// Acknowledges what a previous incarnation got for groups up to `number`: no
+// later group of this incarnation can use it. Results of later groups wait,
+// since this incarnation may sample those groups again under the same ids
+// (the hub answers an acknowledged id only with a failure).
+void drop_early_through(rollout_state& st, std::uint64_t number) {
+  for (auto it = st.early.begin(); it != st.early.end();) {
+    auto group = group_of(it->first, st.self_name);
+    if (group && *group > number) {
+      ++it;
+      continue;
+    }
+    st.client.acknowledge(it->first);
+    it = st.early.erase(it);
+  }
 }
 
 void acknowledge(rollout_state& st, const std::vector<std::string>& ids) {
@@ -319,10 +348,6 @@ void finish_group(rollout_actor_t* self) {
     else ++st.n.unsettled;
   }
   st.next_group = g.number + 1;
-  // Results a previous incarnation got that this group did not use (it was
-  // sampled at another version) are of no use to any later group.
-  for (auto& [id, r] : st.early) st.client.acknowledge(id);
-  st.early.clear();
   if (done.empty()) {
     spdlog::warn("rollout {}: group {} has no settled sample by its deadline: not sent", st.self_name, g.id);
     acknowledge(st, g.job_ids);
@@ -335,6 +360,7 @@ void finish_group(rollout_actor_t* self) {
     st.at_learner[job] = {g.number, std::move(g.job_ids)};
     submit(self, job, st.options.learner_job_kind, std::move(payload), learned_atom::value);
   }
+  drop_early_through(st, g.number);
   self->send(self, next_atom::value);
 }
 
@@ -465,7 +491,12 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
         write_state(st, next);
         self->send(self, next_atom::value);
       },
-      [=](early_atom, job_result& r) { self->state.early[r.id] = std::move(r); },
+      [=](early_atom, job_result& r) {
+        auto& st = self->state;
+        // A previous incarnation's request outside any group is of no use now.
+        if (!group_of(r.id, st.self_name)) return st.client.acknowledge(r.id);
+        st.early[r.id] = std::move(r);
+      },
       [=](latest_atom, job_result& r) { on_latest(self, r); },
       [=](chunk_atom, job_result& r) { on_chunk(self, r); },
       [=](start_atom, job_result& r) {

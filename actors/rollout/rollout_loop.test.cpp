@@ -275,9 +275,8 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
 
 // A device that fails every generation (here: options the sampler refuses)
 // must stop the rollout with the reason, not leave it retrying in silence.
-// Each retry asks the exemplar store under a fresh job id: a reused one is
-// a duplicate the hub never answers again, and the retry would wait out the
-// exemplar deadline (60 s here, past this test's limit).
+// Each retry asks the exemplar store under a fresh job id (the hub answers
+// a reused one only with a failure that says job ids are single-use).
 TEST_CASE("a rollout whose generations keep failing stops after three with the reason") {
   std::string dir = temp_dir("rollout-failing");
   std::string config = dir + "/loop.toml";

@@ -209,9 +209,9 @@ void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) 
     }
     return;
   }
-  if (recently_acked_.count(id)) {  // a late duplicate of a job whose result the client has
+  if (recently_acked_.count(id)) {
     ++counters_.duplicates;
-    send_accepted(p.name, id, true);
+    send_consumed(p.name, id);
     return;
   }
   auto acked = ledger_.was_acked(id);
@@ -221,9 +221,9 @@ void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) 
     reply_reject(p.name, m::RejectCode::Overloaded, id, "ledger unavailable; retry");
     return;
   }
-  if (*acked) {  // a late duplicate of a job whose result the client already has
+  if (*acked) {
     ++counters_.duplicates;
-    send_accepted(p.name, id, true);
+    send_consumed(p.name, id);
     return;
   }
   if (queued_jobs() >= options_.max_queued_jobs) {
@@ -485,6 +485,18 @@ void hub_core::send_accepted(const std::string& to, std::string_view job_id, boo
   auto& fbb = writer_.fbb();
   auto a = m::CreateJobAccepted(fbb, fbb.CreateString(job_id), duplicate);
   send(to, writer_.finish(a, "hub", job_id));
+}
+
+// Answers a submit of a job whose result its submitter already acknowledged
+// (the ledger keeps only that it was): a late resend, which the client
+// drops, or an id used twice, whose submitter would otherwise wait forever.
+void hub_core::send_consumed(const std::string& to, std::string_view job_id) {
+  auto& fbb = writer_.fbb();
+  auto error = fmt::format("job {} was answered before and its submitter acknowledged the result; job ids are single-use",
+                           job_id);
+  auto r = m::CreateJobResult(fbb, fbb.CreateString(job_id), m::JobStatus::Failed, 0, fbb.CreateString(error),
+                              fbb.CreateString("hub"));
+  send(to, writer_.finish(r, "hub", job_id));
 }
 
 void hub_core::send_result_ack(const std::string& to, std::string_view job_id) {

@@ -129,6 +129,7 @@ class hub_core {
 
   void reply_reject(const std::string& to, msg::RejectCode code, std::string_view ref, std::string_view reason);
   void send_accepted(const std::string& to, std::string_view job_id, bool duplicate);
+  void send_consumed(const std::string& to, std::string_view job_id);
   void send_result_ack(const std::string& to, std::string_view job_id);
   void send(const std::string& to, bus::bytes data);
 

@@ -178,11 +178,16 @@ TEST_CASE("a duplicate submit is answered without running the job again") {
   f.deliver("w", job_result("w", "j1", 4, 1));
   // After the result, a duplicate submit gets the stored result back.
   CHECK(sent(f.deliver("c", submit("c", "j1")), "c", m::Payload::JobResult).size() == 1);
-  // After the client's ack, a late duplicate is recognised from the ledger.
+  // After the client's ack, a late duplicate is recognised from the ledger
+  // and answered with a failure that says so: a client that reused the id
+  // hears why instead of waiting forever.
   f.deliver("c", client_ack("c", "j1"));
   auto& late = f.deliver("c", submit("c", "j1"));
   CHECK(sent(late, "w", m::Payload::Job).empty());
-  CHECK(sent(late, "c", m::Payload::JobAccepted).size() == 1);
+  auto answer = sent(late, "c", m::Payload::JobResult);
+  REQUIRE(answer.size() == 1);
+  CHECK(answer[0]->payload_as_JobResult()->status() == m::JobStatus::Failed);
+  CHECK(std::string(answer[0]->payload_as_JobResult()->error()->c_str()).find("single-use") != std::string::npos);
   CHECK(f.hub->counters().dispatched == 1);
 }
 
