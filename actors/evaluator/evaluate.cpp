@@ -286,8 +286,10 @@ class attempt {
       ++round_count_;
     }
     const bool cpu_clock = !dev_.cuda && p_.cpu_time_on_cpu;
+    const bool device_clock = dev_.cuda && p_.device_clock;
     const auto checks = draw_spot_checks(n);
-    auto reply = session_->timed_rounds(seeds, cand_first, cpu_clock, checks,
+    const auto audit = device_clock ? draw_rounds(n, p_.audit_fraction) : std::vector<bool>{};
+    auto reply = session_->timed_rounds(seeds, cand_first, cpu_clock, checks, device_clock, audit,
                                         after(call_deadline_s(2 * n + checks.count)));
     if (!reply) return channel_failure(reply.error(), "timing");
     if (!reply->ok) return candidate_failure(*reply, "timing");
@@ -315,20 +317,44 @@ class attempt {
     }
     const auto& ref_measured = cpu_clock ? reply->ref_cpu_seconds : reply->ref_seconds;
     const auto& cand_measured = cpu_clock ? reply->cand_cpu_seconds : reply->cand_seconds;
-    for (std::size_t i = 0; ref && i < n; ++i) {
-      // A clock reads the same twice only below its resolution: count it as 1 ns.
-      ref->push_back(std::max(ref_measured[i], 1e-9));
-      cand->push_back(std::max(cand_measured[i], 1e-9));
-      cand_first_.push_back(cand_first[i]);
-      ref_wall_.push_back(reply->ref_seconds[i]);
-      cand_wall_.push_back(reply->cand_seconds[i]);
+    if (device_clock && (reply->ref_event_seconds.size() != n || reply->cand_event_seconds.size() != n)) {
+      e_.status = eval_status::crashed;
+      e_.reason = fmt::format("worker returned {} device times for {} rounds", reply->ref_event_seconds.size(), n);
+      add_defence(e_, "verified_reply");
+      return true;
     }
-    e_.clock = cpu_clock ? "thread_cpu" : "wall";
-    if (ref) {
-      ref_events_.insert(ref_events_.end(), reply->ref_event_seconds.begin(), reply->ref_event_seconds.end());
-      cand_events_.insert(cand_events_.end(), reply->cand_event_seconds.begin(), reply->cand_event_seconds.end());
+    e_.clock = cpu_clock ? "thread_cpu" : device_clock ? "device" : "wall";
+    for (std::size_t i = 0; ref && i < n; ++i) {
+      // Wall and event times of the rounds timed without the device clock's
+      // sleep, for check_clocks.
+      const bool audited = !device_clock || audit[i];
+      if (audited) {
+        ref_wall_.push_back(reply->ref_seconds[i]);
+        cand_wall_.push_back(reply->cand_seconds[i]);
+        if (i < reply->ref_event_seconds.size() && i < reply->cand_event_seconds.size()) {
+          ref_events_.push_back(reply->ref_event_seconds[i]);
+          cand_events_.push_back(reply->cand_event_seconds[i]);
+        }
+      }
+      if (device_clock && audited) continue;  // an audit round is not measured
+      const double r = device_clock ? reply->ref_event_seconds[i] : ref_measured[i];
+      const double c = device_clock ? reply->cand_event_seconds[i] : cand_measured[i];
+      // A clock reads the same twice only below its resolution: count it as 1 ns.
+      ref->push_back(std::max(r, 1e-9));
+      cand->push_back(std::max(c, 1e-9));
+      cand_first_.push_back(cand_first[i]);
     }
     return false;
+  }
+
+  // Which of n rounds are drawn, each with probability f and at least one
+  // (when f > 0), from the attempt's seed stream so that a run is reproducible.
+  std::vector<bool> draw_rounds(std::size_t n, double fraction) {
+    const double f = std::clamp(fraction, 0.0, 1.0);
+    std::vector<bool> drawn;
+    for (std::size_t i = 0; i < n; ++i) drawn.push_back(f > 0 && double(seeds_.next() % 1000000) < f * 1e6);
+    if (f > 0 && n && std::find(drawn.begin(), drawn.end(), true) == drawn.end()) drawn[seeds_.next() % n] = true;
+    return drawn;
   }
 
   struct drawn_checks : spot_checks {
@@ -341,10 +367,7 @@ class attempt {
   drawn_checks draw_spot_checks(std::size_t n) {
     drawn_checks c;
     c.tolerances = p_.tolerances();
-    const double f = std::clamp(p_.spot_check_fraction, 0.0, 1.0);
-    for (std::size_t i = 0; i < n; ++i) c.check.push_back(f > 0 && double(seeds_.next() % 1000000) < f * 1e6);
-    if (f > 0 && n && std::find(c.check.begin(), c.check.end(), true) == c.check.end())
-      c.check[seeds_.next() % n] = true;
+    c.check = draw_rounds(n, p_.spot_check_fraction);
     c.count = static_cast<std::size_t>(std::count(c.check.begin(), c.check.end(), true));
     return c;
   }

@@ -85,6 +85,7 @@ result<protocol_options> protocol_by_name(std::string_view name) {
     p.statistic = bucket_statistic::arithmetic;
     p.balanced_order = false;
     p.cpu_time_on_cpu = false;
+    p.device_clock = false;
     return p;
   }
   if (name == "quick") {

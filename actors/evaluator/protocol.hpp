@@ -83,6 +83,18 @@ struct protocol_options {
   // Defaults: true, 2.0.
   bool cpu_time_on_cpu = true;
   double cpu_wall_ratio_limit = 2.0;
+  // CUDA backend: time each call by the device's work alone (the GPU sleeps
+  // before the call while the host queues it; CUDA events around the call),
+  // so that the host's dispatch speed, which moves between processes and
+  // over time on a shared host, does not move the speedup of launch-bound
+  // tasks. A fraction audit_fraction of rounds (at least one per request,
+  // drawn from the seed, not measured) is timed without the sleep, by the
+  // wall clock to a device-wide synchronize and by events, for the
+  // stream_sync defence: work on another stream would otherwise run hidden
+  // under the sleep. Off: the synchronized wall clock of every round.
+  // Defaults: true, 0.1; protocol "paper" times the wall clock (false).
+  bool device_clock = true;
+  double audit_fraction = 0.1;
   // Consecutive buckets. Default 7 (the paper).
   std::uint32_t buckets = 7;
   // How a bucket's rounds become its mean. Default trimmed (the geometric

@@ -184,14 +184,16 @@ result<worker_reply> worker_session::correctness(std::span<const std::uint64_t> 
 
 result<worker_reply> worker_session::timed_rounds(std::span<const std::uint64_t> seeds,
                                                   const std::vector<bool>& candidate_first, bool process_cpu,
-                                                  const spot_checks& checks, clock_type::time_point deadline) {
+                                                  const spot_checks& checks, bool device_clock,
+                                                  const std::vector<bool>& audit, clock_type::time_point deadline) {
   return call(sbx::Request::TimedRounds, [&](flatbuffers::FlatBufferBuilder& b) {
     auto s = b.CreateVector(seeds.data(), seeds.size());
     auto o = b.CreateVector(candidate_first);
     auto c = b.CreateVector(checks.check);
     auto d = by_dtype(b, checks.tolerances);
+    auto a = b.CreateVector(audit);
     return sbx::CreateTimedRounds(b, s, o, process_cpu, c, checks.tolerances.fallback.atol,
-                                  checks.tolerances.fallback.rtol, d)
+                                  checks.tolerances.fallback.rtol, d, device_clock, a)
         .Union();
   }, deadline);
 }

@@ -96,9 +96,12 @@ class worker_session {
                                const std::string& extensions_dir, clock_type::time_point deadline);
   result<worker_reply> correctness(std::span<const std::uint64_t> seeds, const tolerance_table& tolerances,
                                    clock_type::time_point deadline);
+  // With device_clock (CUDA), rounds whose audit flag is set are timed
+  // without the GPU sleep (messages/sandbox.fbs, TimedRounds).
   result<worker_reply> timed_rounds(std::span<const std::uint64_t> seeds,
                                     const std::vector<bool>& candidate_first, bool process_cpu,
-                                    const spot_checks& checks, clock_type::time_point deadline);
+                                    const spot_checks& checks, bool device_clock, const std::vector<bool>& audit,
+                                    clock_type::time_point deadline);
   // Asks the worker to exit, then kills the group whatever it did.
   void shutdown();
   // The same, but an error unless the worker acknowledged in order: a worker

@@ -160,6 +160,8 @@ class State:
         self.protected = set()       # storages of both models' parameters: never poisoned
         self.cuda_limits = None      # D.CudaLimits on CUDA
         self.candidate_calls = 0     # untimed candidate calls so far
+        self.sleep_cycles_per_s = 0.0  # torch.cuda._sleep's rate on this GPU (CUDA only)
+        self.dispatch_s = []         # the reference's recent host dispatch times (device clock)
 
 
 S = State()
@@ -340,6 +342,7 @@ def on_load_task(req):
         del out, inputs
     if S.device.startswith("cuda"):
         S.cuda_limits = D.CudaLimits()
+        calibrate_sleep()
     # Everything the candidate could change, taken before it exists.
     S.task_file = "<%s>" % req.ModuleName().decode()
     S.protected = D.protected_storages([S.model], [S.task])
@@ -562,7 +565,42 @@ def on_correctness(req):
     return {"trials": trials}
 
 
-def timed_call(model, inputs, events, cpu):
+# The device clock (CUDA): before each measured call the GPU sleeps
+# (torch.cuda._sleep, taken before any candidate exists) while the host
+# queues the whole call, so that the events around it time the device's
+# work, not the host's dispatch: on a shared host, dispatch speed moves
+# between processes and over time by up to 1.8x, and with it the speedup of
+# any launch-bound task (tools/gpu/launch_jitter_probe.py, docs/benchmarks.md).
+_cuda_sleep = None
+SLEEP_MARGIN = 1.5          # the sleep outlasts the reference's dispatch by this factor
+SLEEP_MIN_S, SLEEP_MAX_S = 50e-6, 0.02
+
+
+def calibrate_sleep():
+    """Measures torch.cuda._sleep's cycles per second with events (median of 5)."""
+    global _cuda_sleep
+    _cuda_sleep = torch.cuda._sleep
+    cycles, rates = 1_000_000, []
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        _cuda_sleep(cycles)
+        end.record()
+        end.synchronize()
+        rates.append(cycles / max(1e-6, start.elapsed_time(end) / 1e3))
+    S.sleep_cycles_per_s = sorted(rates)[2]
+
+
+def sleep_cycles():
+    """The same sleep before either model's call in a request: SLEEP_MARGIN
+    times the slowest of the reference's last dispatches. A candidate that
+    dispatches for longer than that leaves the GPU idle, and the events see
+    the gap: its dispatch is not hidden beyond what the reference's is."""
+    dispatch = max(S.dispatch_s) if S.dispatch_s else 1e-3
+    return int(S.sleep_cycles_per_s * min(SLEEP_MAX_S, max(SLEEP_MIN_S, SLEEP_MARGIN * dispatch)))
+
+
+def timed_call(model, inputs, events, cpu, sleep=0):
     reset_global_state()
     if cpu:
         # Wall time without the time spent waiting for a CPU: other processes
@@ -579,12 +617,17 @@ def timed_call(model, inputs, events, cpu):
     if events:
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if sleep:
+            _cuda_sleep(sleep)
         t0 = _perf_counter()
         start.record()
         out = model(*inputs)
         end.record()
+        dispatched = _perf_counter()
         torch.cuda.synchronize()
         t1 = _perf_counter()
+        if sleep and model is S.model:
+            S.dispatch_s = (S.dispatch_s + [dispatched - t0])[-8:]
         return out, t1 - t0, start.elapsed_time(end) / 1e3
     t0 = _perf_counter()
     out = model(*inputs)
@@ -603,6 +646,13 @@ def on_timed(req):
 def timed_rounds(req):
     events = S.device.startswith("cuda")
     cpu = bool(req.ProcessCpu()) and not events
+    # Device clock: every round sleeps first but the audit rounds, which are
+    # timed as before (the evaluator checks their wall against their events).
+    device_clock = events and bool(req.DeviceClock())
+    if device_clock and not S.dispatch_s:
+        for _ in range(3):  # the reference's dispatch time sets the sleep
+            D.poison(D.tensors_of(timed_call(S.model, make_inputs(req.Seeds(0)), True, False, sleep_cycles())[0]),
+                     S.protected)
     ref_s, cand_s, ref_e, cand_e, changed, trials = [], [], [], [], [], []
     tol = tolerances(req)
     held = None  # the previous round's inputs, alive while this round's are made: fresh addresses
@@ -623,13 +673,15 @@ def timed_rounds(req):
         held = None
         times = {}
         cand_out, outs = None, {}
+        slept = device_clock and not (i < req.AuditLength() and req.Audit(i))
+        sleep = sleep_cycles() if slept else 0
         for who, model, inputs in order:
             before = snapshot_state()
             candidate = who == "candidate"
             if candidate:
                 GUARD.arm("call")
             try:
-                out, wall, ev = timed_call(model, inputs, events, cpu)
+                out, wall, ev = timed_call(model, inputs, events, cpu, sleep)
             except SystemExit:
                 raise
             except BaseException:
