@@ -170,6 +170,22 @@ void drop_early_through(rollout_state& st, std::uint64_t number) {
   }
 }
 
+// The handler's tag when this incarnation has submitted `job` and waits for
+// its result: the current group's exemplars or settlements, or a group at
+// the learner.
+std::optional<caf::atom_value> waiting_for(const rollout_state& st, const std::string& job) {
+  if (st.at_learner.count(job)) return learned_atom::value;
+  const auto& g = st.group;
+  if (!g) return std::nullopt;
+  if (g->at == group_run::phase::exemplars) {
+    if (job == g->exemplar_job) return exemplars_atom::value;
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < g->samples.size(); ++i)
+    if (!g->settled[i] && job == "settle/" + g->samples[i].candidate_id) return settled_atom::value;
+  return std::nullopt;
+}
+
 void acknowledge(rollout_state& st, const std::vector<std::string>& ids) {
   for (const auto& id : ids) st.client.acknowledge(id);
 }
@@ -495,6 +511,11 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
         auto& st = self->state;
         // A previous incarnation's request outside any group is of no use now.
         if (!group_of(r.id, st.self_name)) return st.client.acknowledge(r.id);
+        // A job this incarnation submitted while the result, delivered as a
+        // previous incarnation's, waited in this mailbox (a group samples for
+        // seconds): the client delivers a result once, so the submit gets no
+        // answer of its own. Handle it as that answer.
+        if (auto tag = waiting_for(st, r.id)) return self->send(self, caf::make_message(*tag, std::move(r)));
         st.early[r.id] = std::move(r);
       },
       [=](latest_atom, job_result& r) { on_latest(self, r); },
