@@ -54,18 +54,40 @@ std::vector<torch::Tensor> load(const std::filesystem::path& p) {
 }
 
 // One process against two ranks: the runs' files under `dir`.
-// rtol: of the step statistics (1e-5 on the CPU; 1e-4 on GPUs, where the
-// halves of a batch take other GEMM kernels than the whole).
-void check_same_steps(const policy::testing::scratch_dir& dir, double rtol) {
+//
+// The bounds follow from fp32 arithmetic, not from one machine's result
+// (the old 1e-5 was tuned on Intel and failed 8 times in 8 on AMD EPYC
+// with OpenBLAS's Haswell kernels, at 1.47e-5 in step 1):
+// - step 0 starts from the same parameters, so its statistics differ by
+//   summation order alone: means over 352 tokens of terms made by GEMMs
+//   whose inner dimensions are at most 256 (the vocabulary). A length-n
+//   sum in any order is within n*u of the exact one relative to the sum of
+//   its terms' magnitudes (u = 2^-24 = 6e-8; n*u = 256 * 6e-8 = 1.5e-5),
+//   and the GRPO loss's advantages sum to zero within a group, which makes
+//   the result a few times smaller than those magnitudes: step0_rtol, 1e-4;
+// - step 1 starts from parameters that already differ: AdamW divides by
+//   sqrt(v), so a gradient at rounding level moves its parameter by up to
+//   a fraction of the learning rate, which the parameter check below
+//   bounds at delta = 5e-4 (5% of one step of 1e-2). A statistic then
+//   moves by up to that fraction of what one whole step moves it: at most
+//   5% of |step 1 - step 0| of the single process, plus step 0's bound;
+// - on GPUs (NCCL, step0_rtol 1e-4) the halves of a batch take other GEMM
+//   kernels than the whole, which the same argument covers.
+void check_same_steps(const policy::testing::scratch_dir& dir, double step0_rtol) {
   auto alone = load(dir / "alone.pt"), rank0 = load(dir / "rank0.pt"), rank1 = load(dir / "rank1.pt");
   REQUIRE(alone.size() == rank0.size());
   REQUIRE(alone.size() == rank1.size());
   // Losses and statistics of both steps (summed over ranks) match the single process.
+  constexpr double delta_share = 0.05;  // the parameter bound below over one step's size
   for (std::size_t step = 0; step < 2; ++step) {
-    const double relative = ((alone[step] - rank0[step]).abs() / alone[step].abs().clamp_min(1e-7)).max().item<double>();
+    const auto diff = (alone[step] - rank0[step]).abs();
+    const double relative = (diff / alone[step].abs().clamp_min(1e-7)).max().item<double>();
     INFO("step " << step << " alone " << alone[step] << " rank0 " << rank0[step]);
     MESSAGE("step " << step << ": largest relative difference of loss, kl, clip fraction, tokens: " << relative);
-    CHECK(torch::allclose(alone[step], rank0[step], rtol, 1e-7));
+    auto bound = step0_rtol * alone[step].abs() + 1e-7;
+    if (step == 1) bound = bound + delta_share * (alone[1] - alone[0]).abs();
+    CHECK_MESSAGE((diff <= bound).all().item<bool>(), "differences " << diff << " bounds " << bound);
+    CHECK(alone[step][3].item<double>() == rank0[step][3].item<double>());  // tokens: a count, exact
     CHECK(torch::equal(rank0[step], rank1[step]));
   }
   // Parameters after two steps: the ranks agree exactly, and with the single
@@ -99,7 +121,7 @@ TEST_CASE("two Gloo ranks on halves of each batch take the same steps as one pro
   const auto r1 = start_probe(1, 2, (dir / "store2").string(), (dir / "rank1.pt").string());
   wait_ok(r0);
   wait_ok(r1);
-  check_same_steps(dir, 1e-5);
+  check_same_steps(dir, 1e-4);
 }
 
 // Runs where the build has NCCL and two GPUs are visible (tools/gpu/learner_gpu.sh); passes with a note elsewhere.
