@@ -16,6 +16,11 @@
 // median seconds per evaluation, compile-cache hits and misses; --json-out
 // writes each evaluation's JSON (crucible eval --json) with "job" and
 // "repeat" added, one a line.
+// --compare-cold runs the whole list twice in one call, first with each
+// worker started when it is needed (the cold start), then with the warm
+// spare (worker_pool.hpp), each pass with a compile cache of its own, and
+// prints both tables and `warm speedup over cold start: X`, X being the
+// cold pass's median seconds per evaluation over the warm pass's.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -81,6 +86,71 @@ crucible::result<std::vector<bench_job>> read_jobs(const fs::path& file) {
   return jobs;
 }
 
+struct pass_result {
+  std::map<std::string, std::vector<double>> seconds_by_status;
+  std::vector<double> all;
+  std::uint64_t rounds = 0;
+  double wall = 0;
+};
+
+// Evaluates every job in turn with ev; each evaluation's JSON (with "job",
+// "repeat" and, when comparing, "pass") to json_lines when it is open.
+// Errors: an evaluation that could not run (printed).
+std::optional<pass_result> run_pass(evaluator& ev, const std::vector<std::pair<int, bench_job>>& jobs,
+                                    const protocol_options& protocol, const std::string& device,
+                                    std::ofstream& json_lines, const std::string& pass) {
+  pass_result out;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t seed = 1;
+  for (auto& [rep, job] : jobs) {
+    auto req = load_request(job.task, job.candidate, device, seed++);
+    if (!req) {
+      std::cerr << req.error().text() << "\n";
+      return std::nullopt;
+    }
+    auto e = ev.evaluate(*req, protocol);
+    if (!e) {
+      std::cerr << e.error().text() << "\n";
+      return std::nullopt;
+    }
+    std::cerr << fmt::format("{:<44} {}\n", (pass.empty() ? "" : pass + " ") + job.name + " #" + std::to_string(rep + 1),
+                             e->text().substr(0, 150));
+    if (json_lines.is_open()) {
+      auto j = to_json(*e);
+      j["job"] = job.name;
+      j["repeat"] = rep + 1;
+      if (!pass.empty()) j["pass"] = pass;
+      j["finished_unix"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      json_lines << j.dump() << "\n" << std::flush;
+    }
+    out.seconds_by_status[std::string(to_string(e->status))].push_back(e->duration_s);
+    out.all.push_back(e->duration_s);
+    out.rounds += e->rounds;
+  }
+  out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+void print_pass(const pass_result& r, const protocol_options& protocol, const std::string& device, evaluator& ev) {
+  std::cout << fmt::format("protocol `{}` on {}, {} evaluations in {:.1f} s, one worker core, sequential, {}\n\n",
+                           protocol.name, device, r.all.size(), r.wall,
+                           ev.options().warm_spare ? "warm spare worker" : "cold start");
+  std::cout << "| status | evaluations | median s | mean s |\n|---|---|---|---|\n";
+  for (auto& [status, s] : r.seconds_by_status) {
+    double sum = 0;
+    for (double x : s) sum += x;
+    std::cout << fmt::format("| {} | {} | {:.2f} | {:.2f} |\n", status, s.size(), median(s), sum / s.size());
+  }
+  double sum = 0;
+  for (double x : r.all) sum += x;
+  std::cout << fmt::format("| **all** | {} | {:.2f} | {:.2f} |\n\n", r.all.size(), median(r.all), sum / r.all.size());
+  std::cout << fmt::format("- evaluations per hour: **{:.0f}** (the paper's 1800 s window: 2)\n",
+                           3600.0 * static_cast<double>(r.all.size()) / r.wall);
+  std::cout << fmt::format("- timed rounds: {} ({:.0f} per second of evaluation)\n", r.rounds,
+                           static_cast<double>(r.rounds) / sum);
+  std::cout << fmt::format("- compile cache: {} hits, {} misses\n", ev.cache().hits(), ev.cache().misses());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,6 +159,7 @@ int main(int argc, char** argv) {
   std::string tasks_dir = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks/cpu";
   std::string cache_dir, jobs_file, json_out, device = "cpu";
   int repeat = 1;
+  bool compare_cold = false;
   std::vector<std::string> variants{"faster", "equal", "slower", "incorrect", "crashing", "hanging", "not_compiling"};
   app.add_option("--protocol", protocol_name)->capture_default_str();
   app.add_option("--repeat", repeat)->capture_default_str();
@@ -98,6 +169,8 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", jobs_file, "Evaluate these `NAME TASK CANDIDATE` lines instead of the task set");
   app.add_option("--json-out", json_out, "Write each evaluation's JSON here, one a line");
   app.add_option("--cache-dir", cache_dir, "Compile cache root (default: a fresh temporary one)");
+  app.add_flag("--compare-cold", compare_cold,
+               "Run the jobs with cold-started workers, then with warm spares, and print the speedup");
   CLI11_PARSE(app, argc, argv);
 
   auto protocol = protocol_by_name(protocol_name);
@@ -115,7 +188,6 @@ int main(int argc, char** argv) {
   } else {
     opt.compile.root = cache_dir;
   }
-  evaluator ev(opt);
 
   std::vector<bench_job> list;
   if (jobs_file.empty()) {
@@ -137,50 +209,27 @@ int main(int argc, char** argv) {
 
   std::ofstream json_lines;
   if (!json_out.empty()) json_lines.open(json_out);
-  std::map<std::string, std::vector<double>> seconds_by_status;
-  std::vector<double> all;
-  std::uint64_t rounds = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::uint64_t seed = 1;
-  for (auto& [rep, job] : jobs) {
-    auto req = load_request(job.task, job.candidate, device, seed++);
-    if (!req) {
-      std::cerr << req.error().text() << "\n";
-      return 2;
-    }
-    auto e = ev.evaluate(*req, *protocol);
-    if (!e) {
-      std::cerr << e.error().text() << "\n";
-      return 2;
-    }
-    std::cerr << fmt::format("{:<44} {}\n", job.name + " #" + std::to_string(rep + 1), e->text().substr(0, 150));
-    if (json_lines.is_open()) {
-      auto j = to_json(*e);
-      j["job"] = job.name;
-      j["repeat"] = rep + 1;
-      json_lines << j.dump() << "\n" << std::flush;
-    }
-    seconds_by_status[std::string(to_string(e->status))].push_back(e->duration_s);
-    all.push_back(e->duration_s);
-    rounds += e->rounds;
+  if (!compare_cold) {
+    evaluator ev(opt);
+    auto r = run_pass(ev, jobs, *protocol, device, json_lines, "");
+    if (!r) return 2;
+    print_pass(*r, *protocol, device, ev);
+    return 0;
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  std::cout << fmt::format("protocol `{}` on {}, {} evaluations in {:.1f} s, one worker core, sequential\n\n",
-                           protocol->name, device, all.size(), wall);
-  std::cout << "| status | evaluations | median s | mean s |\n|---|---|---|---|\n";
-  for (auto& [status, s] : seconds_by_status) {
-    double sum = 0;
-    for (double x : s) sum += x;
-    std::cout << fmt::format("| {} | {} | {:.2f} | {:.2f} |\n", status, s.size(), median(s), sum / s.size());
+  std::map<bool, double> medians;
+  for (bool warm : {false, true}) {
+    evaluator_options pass = opt;
+    pass.warm_spare = warm;
+    pass.compile.root = opt.compile.root / (warm ? "warm" : "cold");
+    evaluator ev(pass);
+    auto r = run_pass(ev, jobs, *protocol, device, json_lines, warm ? "warm" : "cold");
+    if (!r) return 2;
+    std::cout << "### " << (warm ? "warm workers" : "cold start") << "\n\n";
+    print_pass(*r, *protocol, device, ev);
+    medians[warm] = median(r->all);
+    std::cout << "\n";
   }
-  double sum = 0;
-  for (double x : all) sum += x;
-  std::cout << fmt::format("| **all** | {} | {:.2f} | {:.2f} |\n\n", all.size(), median(all), sum / all.size());
-  std::cout << fmt::format("- evaluations per hour: **{:.0f}** (the paper's 1800 s window: 2)\n",
-                           3600.0 * static_cast<double>(all.size()) / wall);
-  std::cout << fmt::format("- timed rounds: {} ({:.0f} per second of evaluation)\n", rounds,
-                           static_cast<double>(rounds) / sum);
-  std::cout << fmt::format("- compile cache: {} hits, {} misses\n", ev.cache().hits(), ev.cache().misses());
+  std::cout << fmt::format("warm speedup over cold start: {:.2f} (median s per evaluation {:.2f} cold, {:.2f} warm)\n",
+                           medians[false] / std::max(1e-9, medians[true]), medians[false], medians[true]);
   return 0;
 }

@@ -123,7 +123,13 @@ std::string compile_cache::key(std::string_view source) {
                                 options_.cuda_arch_list));
 }
 
-result<compile_outcome> compile_cache::prepare(const std::string& source, const worker_environment& env,
+std::vector<std::string> compile_cache::worker_env() {
+  return {"TORCH_CUDA_ARCH_LIST=" + options_.cuda_arch_list,
+          "CRUCIBLE_TOOLCHAIN=" + sha256_hex(toolchain() + "\n" + options_.arch).substr(0, 32)};
+}
+
+result<compile_outcome> compile_cache::prepare(const std::string& source, const std::string& task_source,
+                                               const worker_environment& env,
                                                const std::filesystem::path& scratch_root) {
   compile_outcome out;
   out.needed = needs_compile(source);
@@ -161,7 +167,8 @@ result<compile_outcome> compile_cache::prepare(const std::string& source, const 
   how.writable = {entry};
   how.limits = options_.limits;
   how.cuda_visible_devices = "";
-  how.extra_env = {"TORCH_CUDA_ARCH_LIST=" + options_.cuda_arch_list, "MAX_JOBS=2"};
+  how.extra_env = worker_env();
+  how.extra_env.push_back("MAX_JOBS=2");
   auto session = worker_session::start(how);
   if (!session) return session.error();
   const auto deadline = clock_type::now() + std::chrono::milliseconds(static_cast<long long>(options_.timeout_s * 1000));
@@ -173,11 +180,15 @@ result<compile_outcome> compile_cache::prepare(const std::string& source, const 
     out.error = reply.error().message + "\n" + session->process().log_tail();
     return out;
   }
-  session->shutdown();
   if (reply->ok) {
+    // Stage 1 only builds more: whatever it does (a CUDA kernel cannot run
+    // here, a constructor may want the GPU), the candidate imported.
+    if (!task_source.empty()) (void)session->compile(source, "candidate", out.extensions_dir.string(), deadline, task_source);
+    session->shutdown();
     write_file(status_file, "ok\n");
     return out;
   }
+  session->shutdown();
   if (reply->error_kind == sbx::ErrorKind::Compile || reply->error_kind == sbx::ErrorKind::Syntax) {
     out.ok = false;
     out.error_kind = reply->error_kind;

@@ -1,8 +1,13 @@
 // Compile once: candidates that build inline extensions (torch.utils.
 // cpp_extension.load_inline / load) are compiled in a separate sandboxed
-// process, before any timing, into a cache directory keyed by
-// sha256(source, toolchain, architecture). The timing worker then imports
-// the built module from the cache and never compiles.
+// process with no GPU (the CPU pool), before any timing, into a cache entry
+// keyed by sha256(source, toolchain, architecture): the candidate is
+// imported, then (with its task) constructed and called once on meta
+// tensors, so that builds made at import, in __init__ or on a first forward
+// all land in the entry, each keyed by its own arguments
+// (worker/extensions.py). The timing worker imports them from there; a
+// build the pool could not reach is made by the timing worker itself, into
+// the same entry (outcome_of's extension counts say which happened).
 //
 // Shared by every evaluator in a process (thread-safe: a counting semaphore
 // bounds concurrent compiles, the "CPU pool"; a mutex guards the toolchain
@@ -73,8 +78,14 @@ class compile_cache {
   // Compiles the candidate if needed and not cached. scratch_root holds the
   // compile process's scratch directory. Errors: io (cache directory or the
   // process could not be made); a failed compile is an outcome, not an error.
-  result<compile_outcome> prepare(const std::string& source, const worker_environment& env,
-                                  const std::filesystem::path& scratch_root);
+  // task_source: the candidate's task, for stage 1 (may be empty).
+  result<compile_outcome> prepare(const std::string& source, const std::string& task_source,
+                                  const worker_environment& env, const std::filesystem::path& scratch_root);
+
+  // Environment of every worker that builds or imports extensions (the
+  // compile pool's and the timing worker's), so that both compute the same
+  // build keys: TORCH_CUDA_ARCH_LIST and CRUCIBLE_TOOLCHAIN.
+  std::vector<std::string> worker_env();
 
   std::uint64_t hits() const { return hits_; }
   std::uint64_t misses() const { return misses_; }

@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -26,7 +28,7 @@ result<device_spec> parse_device(std::string_view text) {
   return make_error(errc::invalid_argument, fmt::format("device '{}' is not cpu or cuda:N", text));
 }
 
-status check_device_free(const device_spec& device) {
+status check_device_free(const device_spec& device, int own) {
   if (!device.cuda) return status::success();
   const std::string cmd = fmt::format(
       "nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader -i {} 2>&1; echo rc=$?", device.index);
@@ -39,8 +41,12 @@ status check_device_free(const device_spec& device) {
   const auto rc = out.rfind("rc=");
   if (rc == std::string::npos || out.compare(rc, 4, "rc=0") != 0)
     return make_error(errc::unavailable, fmt::format("cannot query GPU {} with nvidia-smi: {}", device.index, out));
-  const std::string apps = out.substr(0, rc);
-  if (apps.find_first_not_of(" \n") != std::string::npos)
+  std::string apps;
+  std::istringstream lines(out.substr(0, rc));
+  for (std::string line; std::getline(lines, line);)
+    if (line.find_first_not_of(' ') != std::string::npos && !(own > 0 && std::atoi(line.c_str()) == own))
+      apps += line + "\n";
+  if (!apps.empty())
     return make_error(errc::unavailable,
                       fmt::format("GPU {} is busy with another compute process: {}", device.index, apps));
   return status::success();

@@ -22,8 +22,9 @@ struct device_spec {
 result<device_spec> parse_device(std::string_view text);
 
 // Layer 1, dedicated device: on CUDA, refuses (errc::unavailable) while
-// nvidia-smi lists a compute process on the GPU; unavailable too when
-// nvidia-smi cannot be run. CPU: always free.
-status check_device_free(const device_spec& device);
+// nvidia-smi lists a compute process on the GPU other than `own` (the
+// evaluator's warm spare); unavailable too when nvidia-smi cannot be run.
+// CPU: always free.
+status check_device_free(const device_spec& device, int own = 0);
 
 }  // namespace crucible::evaluator

@@ -19,6 +19,7 @@ struct eval_args {
   bool seed_given = false;
   bool json = false;
   bool keep_scratch = false;
+  bool no_namespaces = false;
   bool strict = false;
   std::vector<std::string> tolerances;
   std::vector<int> cores;
@@ -57,6 +58,10 @@ int run_eval(const eval_args& a) {
   if (!a.cache_dir.empty()) options.compile.root = a.cache_dir;
   if (!a.scratch_root.empty()) options.scratch_root = a.scratch_root;
   options.keep_scratch = a.keep_scratch;
+  if (a.no_namespaces) {
+    options.limits.isolate_network = false;
+    options.limits.read_only_filesystem = false;
+  }
   evaluator ev(options);
   auto result = ev.evaluate(*request, *protocol);
   if (!result) {
@@ -96,6 +101,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--cache-dir", args->cache_dir, "Compile cache root");
   cmd->add_option("--scratch-root", args->scratch_root, "Where scratch directories go");
   cmd->add_flag("--keep-scratch", args->keep_scratch, "Keep the worker's scratch directory and log");
+  cmd->add_flag("--no-namespaces", args->no_namespaces,
+                "Start the worker without user, network and mount namespaces, as on a GPU node: Landlock and "
+                "seccomp alone contain its native code");
   cmd->callback([args] {
     const int code = run_eval(*args);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -57,8 +57,10 @@ double judged_variance(const evaluation& e, const protocol_options& p) {
 class attempt {
  public:
   attempt(evaluation& e, const eval_request& req, const protocol_options& p, const evaluator_options& opt,
-          const device_spec& dev, const compile_outcome& compiled, std::uint64_t attempt_seed)
-      : e_(e), req_(req), p_(p), opt_(opt), dev_(dev), compiled_(compiled), seeds_(attempt_seed) {}
+          const device_spec& dev, const compile_outcome& compiled, std::uint64_t attempt_seed, worker_pool& pool,
+          std::vector<std::string> build_env)
+      : e_(e), req_(req), p_(p), opt_(opt), dev_(dev), compiled_(compiled), seeds_(attempt_seed), pool_(pool),
+        build_env_(std::move(build_env)) {}
 
   // Returns true when e_ holds the final status; false when the measurement
   // completed (ok or high variance) and e_ holds its numbers.
@@ -69,12 +71,12 @@ class attempt {
       e_.phase_s[phase] += duration<double>(now - mark).count();
       mark = now;
     };
-    auto scratch = scratch_dir::create(opt_.scratch_root, "eval");
-    if (!scratch) return scratch.error();
-    if (opt_.keep_scratch) scratch->keep();
-    worker_start how;
+    worker_recipe recipe;
+    recipe.scratch_root = opt_.scratch_root;
+    recipe.keep_scratch = opt_.keep_scratch;
+    worker_start& how = recipe.how;
     how.env = opt_.worker;
-    how.scratch = scratch->path();
+    how.extra_env = build_env_;
     how.limits = opt_.limits;
     how.threads = static_cast<std::uint32_t>(std::max<std::size_t>(1, how.limits.cores.size()));
     if (dev_.cuda) {
@@ -87,9 +89,12 @@ class attempt {
       how.limits.isolate_network = false;
       how.limits.read_only_filesystem = false;
     }
-    auto started = worker_session::start(how);
+    auto started = pool_.take(recipe);
     if (!started) return started.error();
-    session_.emplace(std::move(started.value()));
+    scratch_.emplace(std::move(started->scratch));
+    session_.emplace(std::move(started->session));
+    e_.warm_worker = started->warm;
+    lap("worker_start");
     e_.sandbox = session_->process().isolation();
     e_.sandbox.insert(e_.sandbox.end(), {"process-group", "rlimits", "scratch-cwd"});
     if (!how.limits.cores.empty()) e_.sandbox.push_back("cpu-affinity");
@@ -110,6 +115,7 @@ class attempt {
     lap("load_candidate");
     if (!cand) return channel_failure(cand.error(), "loading the candidate");
     if (!cand->ok) return candidate_failure(*cand, "loading the candidate");
+    take_candidate_info(cand->info);
 
     if (check_correctness) {
       auto r = correctness(trial_seeds);
@@ -133,6 +139,20 @@ class attempt {
   }
 
  private:
+  // The worker's notes on the candidate: its own settings, and the
+  // extensions it imported from the compile cache or built itself.
+  void take_candidate_info(const std::vector<std::string>& info) {
+    for (const auto& line : info) {
+      unsigned imported = 0, built = 0;
+      if (std::sscanf(line.c_str(), "extensions imported=%u built=%u", &imported, &built) == 2) {
+        e_.extensions_imported = imported;
+        e_.extensions_built = built;
+      } else {
+        e_.worker_info.push_back(line);
+      }
+    }
+  }
+
   double call_deadline_s(std::size_t calls) const {
     return p_.min_deadline_s + static_cast<double>(calls) * ref_est_ * (1 + p_.executability_factor);
   }
@@ -238,6 +258,7 @@ class attempt {
       for (std::uint32_t i = 0; i < n; ++i) seeds.push_back(trial_seeds.next());
       auto reply = session_->correctness(seeds, tolerances, after(call_deadline_s(n)));
       if (!reply) return channel_failure(reply.error(), "checking correctness");
+      take_candidate_info(reply->info);  // builds on a first forward are counted here
       if (!reply->ok) return candidate_failure(*reply, "checking correctness");
       for (const auto& t : reply->trials) {
         ++done;
@@ -461,6 +482,9 @@ class attempt {
   const device_spec& dev_;
   const compile_outcome& compiled_;
   seed_stream seeds_;
+  worker_pool& pool_;
+  std::vector<std::string> build_env_;
+  std::optional<scratch_dir> scratch_;        // declared before session_: removed after the worker is gone
   std::optional<worker_session> session_;
   double ref_est_ = 1e-3;
   std::vector<double> cand_times_, ref_events_, cand_events_, ref_wall_, cand_wall_;
@@ -525,6 +549,9 @@ nlohmann::json to_json(const evaluation& e) {
       {"task_fault", e.task_fault},
       {"compiled", e.compiled},
       {"compile_cache_hit", e.compile_cache_hit},
+      {"extensions_imported", e.extensions_imported},
+      {"extensions_built", e.extensions_built},
+      {"warm_worker", e.warm_worker},
       {"attempts", e.attempts},
       {"sandbox", e.sandbox},
       {"worker_info", e.worker_info},
@@ -575,13 +602,14 @@ std::filesystem::path evaluator_options::default_scratch_root() {
 
 evaluator::evaluator(evaluator_options options, std::shared_ptr<compile_cache> cache)
     : options_(std::move(options)),
-      cache_(cache ? std::move(cache) : std::make_shared<compile_cache>(options_.compile)) {}
+      cache_(cache ? std::move(cache) : std::make_shared<compile_cache>(options_.compile)),
+      workers_(options_.warm_spare) {}
 
 result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_options& p) {
   const auto t0 = clock_type::now();
   auto dev = parse_device(req.device);
   if (!dev) return dev.error();
-  if (dev->cuda) CRUCIBLE_TRY(check_device_free(*dev));
+  if (dev->cuda) CRUCIBLE_TRY(check_device_free(*dev, workers_.spare_pid()));
   const auto checked = clock_type::now();
   evaluation e;
   e.phase_s["device_check"] = duration<double>(checked - t0).count();
@@ -605,7 +633,7 @@ result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_o
     return finish();
   }
 
-  auto compiled = cache_->prepare(req.candidate_source, options_.worker, options_.scratch_root);
+  auto compiled = cache_->prepare(req.candidate_source, req.task_source, options_.worker, options_.scratch_root);
   e.phase_s["compile"] = duration<double>(clock_type::now() - parsed).count();
   if (!compiled) return compiled.error();
   e.compiled = compiled->needed;
@@ -625,7 +653,7 @@ result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_o
   std::string voided;
   for (std::uint32_t a = 0; a <= p.void_retries; ++a) {
     e.attempts = a + 1;
-    attempt run(e, req, p, options_, *dev, *compiled, seeds.next());
+    attempt run(e, req, p, options_, *dev, *compiled, seeds.next(), workers_, cache_->worker_env());
     auto decided = run.run(a == 0, init_seed, trial_seeds);
     if (!decided) return decided.error();
     if (decided.value()) return finish();

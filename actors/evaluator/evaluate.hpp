@@ -27,6 +27,7 @@
 #include "actors/evaluator/compile_cache.hpp"
 #include "actors/evaluator/protocol.hpp"
 #include "actors/evaluator/sandbox.hpp"
+#include "actors/evaluator/worker_pool.hpp"
 #include "actors/evaluator/worker_session.hpp"
 #include "runtime/base/result.hpp"
 
@@ -79,6 +80,10 @@ struct evaluation {
   bool task_fault = false;             // the task, not the candidate, failed
   bool compiled = false;               // the candidate builds an inline extension
   bool compile_cache_hit = false;
+  // Inline extensions the timing worker imported from the compile cache, and
+  // those it had to build itself (calls the compile pool could not reach).
+  std::uint32_t extensions_imported = 0, extensions_built = 0;
+  bool warm_worker = false;            // the last attempt's worker was a warm spare (worker_pool.hpp)
   std::uint32_t attempts = 0;          // measurement attempts (1 + void retries used)
   std::vector<std::string> sandbox;    // isolation that held: userns, netns, mountns-readonly, ...
   std::vector<std::string> worker_info;  // torch=..., python=..., device_name=...
@@ -100,6 +105,9 @@ struct evaluator_options {
   bool keep_scratch = false;
   // The compile cache, when the evaluator makes its own. Default options.
   compile_cache_options compile;
+  // Keep a warm spare worker (worker_pool.hpp). Default on; off is the cold
+  // start (crucible-bench-eval --compare-cold).
+  bool warm_spare = true;
 
   // The highest-numbered core this process may use: leaves core 0 to the OS
   // and the evaluator itself.
@@ -121,6 +129,7 @@ class evaluator {
  private:
   evaluator_options options_;
   std::shared_ptr<compile_cache> cache_;
+  worker_pool workers_;
 };
 
 // One evaluation with default evaluator options.

@@ -12,6 +12,10 @@
 
 #include "actors/evaluator/scratch.hpp"
 
+#include <sys/wait.h>
+
+#include <cstdio>
+
 using namespace crucible::evaluator;
 
 namespace {
@@ -180,6 +184,54 @@ TEST_CASE("the evaluator survives crashing, hanging and memory-hungry candidates
   const evaluation good = run(ev, dir / "task.py", dir / "faster.py");
   CHECK(good.status == eval_status::ok);
   CHECK(good.reward > 1.0);
+  CHECK(good.warm_worker);  // the spare started while the hostile ones ran, untouched by them
+}
+
+namespace {
+std::string info_value(const evaluation& e, const std::string& key) {
+  for (const auto& line : e.worker_info)
+    if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
+  return {};
+}
+}  // namespace
+
+TEST_CASE("warm workers are the default, and a worker never serves a second candidate") {
+  evaluator ev;
+  const auto dir = tasks / "cpu" / "scale_relu";
+  const auto marks = std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "tests/evaluator";
+  const evaluation first = run(ev, dir / "task.py", marks / "leave_marker.py");
+  INFO(first.text());
+  CHECK(first.status == eval_status::ok);
+  CHECK_FALSE(first.warm_worker);  // the evaluator's first worker starts when it is needed
+  // find_marker.py returns zeros in a worker where leave_marker.py ran.
+  const evaluation second = run(ev, dir / "task.py", marks / "find_marker.py");
+  INFO(second.text());
+  CHECK(second.status == eval_status::ok);
+  CHECK(second.warm_worker);
+  CHECK(second.phase_s.contains("worker_start"));
+  CHECK(!info_value(first, "pid").empty());
+  CHECK(info_value(first, "pid") != info_value(second, "pid"));
+  // The cold start is still there, for --compare-cold.
+  evaluator_options cold;
+  cold.warm_spare = false;
+  evaluator cold_ev(cold);
+  const evaluation c1 = run(cold_ev, dir / "task.py", dir / "equal.py");
+  const evaluation c2 = run(cold_ev, dir / "task.py", dir / "equal.py");
+  CHECK(c1.status == eval_status::ok);
+  CHECK_FALSE(c2.warm_worker);
+}
+
+TEST_CASE("a task whose reference updates its BatchNorm statistics: identity settles at exactly 1.00") {
+  evaluator ev;
+  const auto root = std::filesystem::path(CRUCIBLE_SOURCE_DIR);
+  auto p = quick();
+  p.void_variance = 1e9;  // a verdict on the reward, whatever this machine's noise
+  const evaluation e = run(ev, root / "tests/hacks/tasks/batchnorm_train.py",
+                           root / "tests/hacks/legit/batchnorm_identity.py", p);
+  INFO(e.text());
+  CHECK(e.status == eval_status::ok);
+  CHECK(e.reward == 1.0);
+  CHECK(e.defences_fired.empty());
 }
 
 TEST_CASE("a task without Model or get_inputs is the task's fault, with a reason that names what is missing") {
@@ -237,21 +289,32 @@ TEST_CASE("a candidate that does not parse is judged before any worker imports t
   CHECK(parses.phase_s.contains("load_task"));
 }
 
-TEST_CASE("an inline extension compiles once, and a broken one is a compile error, both cached") {
-  auto cache_dir = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-eval-test", "cache");
-  REQUIRE(cache_dir.ok());
+// An evaluator with a compile cache of its own, removed with `cache`.
+evaluator fresh_cache_evaluator(std::optional<scratch_dir>& cache) {
+  auto dir = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-eval-test", "cache");
+  REQUIRE(dir.ok());
+  cache.emplace(std::move(dir.value()));
   evaluator_options opt;
-  opt.compile.root = cache_dir->path();
-  evaluator ev(opt);
+  opt.compile.root = cache->path();
+  return evaluator(opt);
+}
+
+TEST_CASE("an inline extension compiles once, and a broken one is a compile error, both cached") {
+  std::optional<scratch_dir> cache;
+  evaluator ev = fresh_cache_evaluator(cache);
   const auto dir = tasks / "cpu" / "scale_relu";
   const evaluation first = run(ev, dir / "task.py", dir / "inline_kernel.py");
   INFO(first.text());
   CHECK(first.status == eval_status::ok);
   CHECK(first.compiled);
   CHECK_FALSE(first.compile_cache_hit);
+  // Built by the compile pool; the timed worker only imported it.
+  CHECK(first.extensions_imported == 1);
+  CHECK(first.extensions_built == 0);
   const evaluation second = run(ev, dir / "task.py", dir / "inline_kernel.py");
   CHECK(second.status == eval_status::ok);
   CHECK(second.compile_cache_hit);
+  CHECK(second.extensions_built == 0);
   const evaluation broken = run(ev, dir / "task.py", dir / "not_compiling_inline.py");
   INFO(broken.text());
   CHECK(broken.status == eval_status::compile_error);
@@ -261,6 +324,19 @@ TEST_CASE("an inline extension compiles once, and a broken one is a compile erro
   CHECK(broken_again.compile_cache_hit);
   CHECK(ev.cache().hits() == 2);
   CHECK(ev.cache().misses() == 2);
+}
+
+TEST_CASE("an extension built on the first forward into a folder the candidate names is built ahead by the pool") {
+  std::optional<scratch_dir> cache;
+  evaluator ev = fresh_cache_evaluator(cache);
+  const auto root = std::filesystem::path(CRUCIBLE_SOURCE_DIR);
+  const evaluation e = run(ev, tasks / "cpu/scale_relu/task.py", root / "tests/hacks/legit/inline_extension_in_forward.py");
+  INFO(e.text());
+  CHECK(e.status == eval_status::ok);
+  CHECK(e.defences_fired.empty());
+  CHECK(e.extensions_imported == 1);  // the compile pool reached the forward; the timed worker built nothing
+  CHECK(e.extensions_built == 0);
+  CHECK_FALSE(std::filesystem::exists("/tmp/cuda_extensions/fused_scale_relu.so"));
 }
 
 TEST_CASE("an unknown device is an error, not an evaluation") {
@@ -325,4 +401,28 @@ TEST_CASE("a tolerance setting that cannot be read is an error naming it") {
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().text().find(bad) != std::string::npos);
   }
+}
+
+TEST_CASE("native code in a candidate is contained by Landlock and seccomp alone, without namespaces") {
+  // tools/native_escape.py: a candidate whose C++ writes a file outside its
+  // scratch directory, connects to a TCP listener, kills and ptrace-attaches
+  // a process the tool started, evaluated with `crucible eval
+  // --no-namespaces` (a GPU worker's sandbox); the tool checks from outside
+  // that none of it happened and that the candidate still ran, correctly.
+  const std::string root = CRUCIBLE_SOURCE_DIR, bin = CRUCIBLE_BINARY_DIR;
+  const std::string cmd = "/usr/bin/python3 " + root + "/tools/native_escape.py " + bin + "/bin/crucible-eval " + root +
+                          "/tests/hacks/tasks/cuda_elementwise.py cpu 2>&1";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[512];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int rc = ::pclose(p);
+  MESSAGE(out);
+  CHECK(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 0);
+  CHECK(out.find("landlock-fs") != std::string::npos);
+  CHECK(out.find("seccomp") != std::string::npos);
+  CHECK(out.find("ESCAPED") == std::string::npos);
+  CHECK(out.find("native escape: all contained") != std::string::npos);
 }

@@ -1,10 +1,13 @@
 #include "actors/evaluator/sandbox.hpp"
 
+#include "actors/evaluator/containment.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -127,6 +130,7 @@ result<sandbox_process> sandbox_process::start(const sandbox_spec& spec) {
     for (auto& m : read_mounts())
       if (!writable_set.count(m.path)) mounts.push_back(std::move(m));
   }
+  const containment contained = lim.contain_native ? prepare_containment(writable) : containment{};
   const std::string uid_map = fmt::format("{0} {0} 1\n", getuid());
   const std::string gid_map = fmt::format("{0} {0} 1\n", getgid());
   const std::string scratch = spec.scratch.string();
@@ -156,6 +160,7 @@ result<sandbox_process> sandbox_process::start(const sandbox_spec& spec) {
     return make_error(errc::io, fmt::format("cannot open the sandbox log {}", spec.log.string()));
   }
 
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     close_all();
@@ -163,6 +168,10 @@ result<sandbox_process> sandbox_process::start(const sandbox_spec& spec) {
   }
   if (pid == 0) {
     // ---- child: async-signal-safe calls only
+    // The worker dies with the thread that started it (an evaluator stopped
+    // by a signal or a time limit leaves no worker holding its GPU).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(125);
     ::setpgid(0, 0);
     std::uint32_t iso = 0;
     if (lim.isolate_network) {
@@ -202,6 +211,7 @@ result<sandbox_process> sandbox_process::start(const sandbox_spec& spec) {
     if (::close_range(5, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
       for (int fd = 5; fd < 4096; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     ::signal(SIGPIPE, SIG_DFL);
+    if (lim.contain_native) iso |= apply_containment(contained) << 8;
     write_all_fd(status_w, &iso, sizeof iso);
     ::execve(argv[0], argv.data(), envp.data());
     const std::int32_t err = errno;
@@ -228,6 +238,7 @@ result<sandbox_process> sandbox_process::start(const sandbox_spec& spec) {
   if (iso & iso_netns) p.isolation_.push_back("netns");
   if (iso & iso_ro) p.isolation_.push_back("mountns-readonly");
   if (iso & iso_ro_partial) p.isolation_.push_back("mountns-readonly-partial");
+  for (auto& held : containment_report(iso >> 8)) p.isolation_.push_back(held);
   if (!got_iso || exec_failed) {
     p.kill();
     return make_error(errc::io, fmt::format("cannot start {}: {}", spec.program.string(),
@@ -282,6 +293,29 @@ void sandbox_process::reap(bool deadline) {
 }
 
 void sandbox_process::kill() { reap(false); }
+
+bool sandbox_process::alive() {
+  if (pid_ <= 0 || exit_) return false;
+  int st = 0;
+  if (::waitpid(pid_, &st, WNOHANG) != pid_) return true;
+  sandbox_exit e;
+  e.exited = WIFEXITED(st);
+  e.code = e.exited ? WEXITSTATUS(st) : 0;
+  e.signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  exit_ = e;
+  ::kill(-pid_, SIGKILL);  // what it left in its group
+  return false;
+}
+
+void sandbox_process::pin(const std::vector<int>& cores) {
+  if (pid_ <= 0 || cores.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores) CPU_SET(c, &set);
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid_), ec))
+    ::sched_setaffinity(std::atoi(t.path().filename().c_str()), sizeof set, &set);
+}
 
 status sandbox_process::send(std::span<const std::uint8_t> frame) {
   if (sock_ < 0) return make_error(errc::unavailable, "sandbox worker is gone");

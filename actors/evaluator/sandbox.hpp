@@ -51,6 +51,9 @@ struct sandbox_limits {
   bool read_only_filesystem = true;
   // CPU cores the child may run on; empty = inherit. Default empty.
   std::vector<int> cores;
+  // Landlock and seccomp, which need no privilege and work on GPU workers
+  // too (containment.hpp). Default on.
+  bool contain_native = true;
 };
 
 struct sandbox_spec {
@@ -94,6 +97,13 @@ class sandbox_process {
 
   // SIGKILL to the group, then reap. Idempotent.
   void kill();
+
+  // Moves every thread of the child to these cores (a warm spare started on
+  // other cores than the ones it will measure on; worker_pool.hpp).
+  void pin(const std::vector<int>& cores);
+
+  // False once the child has ended (reaped now if it had, without waiting).
+  bool alive();
 
   // Set once the child has been reaped.
   const std::optional<sandbox_exit>& exit_info() const { return exit_; }

@@ -154,9 +154,12 @@ result<worker_reply> worker_session::load_candidate(const std::string& source, c
 }
 
 result<worker_reply> worker_session::compile(const std::string& source, const std::string& module_name,
-                                             const std::string& extensions_dir, clock_type::time_point deadline) {
+                                             const std::string& extensions_dir, clock_type::time_point deadline,
+                                             const std::string& task_source) {
   return call(sbx::Request::CompileCandidate, [&](flatbuffers::FlatBufferBuilder& b) {
-    return sbx::CreateCompileCandidateDirect(b, source.c_str(), module_name.c_str(), extensions_dir.c_str())
+    return sbx::CreateCompileCandidateDirect(b, source.c_str(), module_name.c_str(), extensions_dir.c_str(),
+                                             task_source.empty() ? 0 : 1,
+                                             task_source.empty() ? nullptr : task_source.c_str())
         .Union();
   }, deadline);
 }

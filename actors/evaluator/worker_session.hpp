@@ -92,8 +92,10 @@ class worker_session {
   result<worker_reply> load_candidate(const std::string& source, const std::string& module_name,
                                       std::uint64_t init_seed, const std::string& extensions_dir,
                                       clock_type::time_point deadline);
+  // Stage 0 (task_source empty) or 1 of CompileCandidate (messages/sandbox.fbs).
   result<worker_reply> compile(const std::string& source, const std::string& module_name,
-                               const std::string& extensions_dir, clock_type::time_point deadline);
+                               const std::string& extensions_dir, clock_type::time_point deadline,
+                               const std::string& task_source = {});
   result<worker_reply> correctness(std::span<const std::uint64_t> seeds, const tolerance_table& tolerances,
                                    clock_type::time_point deadline);
   // With device_clock (CUDA), rounds whose audit flag is set are timed
@@ -110,6 +112,7 @@ class worker_session {
   status close();
 
   sandbox_process& process() { return process_; }
+  const sandbox_process& process() const { return process_; }
 
  private:
   explicit worker_session(sandbox_process p) : process_(std::move(p)) {}

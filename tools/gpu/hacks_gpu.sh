@@ -42,6 +42,8 @@ except Exception as e:  # no JSON: the evaluator itself failed
 fired = j["defences_fired"]
 if status == "ok":
     ok = j["status"] == "ok"
+elif status.startswith("ok<="):  # made pointless, not rejected: ok, and no more than its honest work earns
+    ok = j["status"] == "ok" and j["reward"] <= float(status[4:])
 else:
     ok = j["status"] == status and any(d in fired for d in defences.split("|")) and j["reward"] == 0
 print(f"{'PASS' if ok else 'FAIL'} {cand:<52} expected {status:<13} got {j['status']:<13} reward {j['reward']:<5.2f} "

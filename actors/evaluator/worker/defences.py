@@ -13,6 +13,7 @@ Who calls what: sandbox_worker.py only, from its one thread. Nothing here is
 thread-safe; the audit hook runs on whichever thread raises an event.
 """
 
+import contextlib
 import ctypes
 import gc
 import hashlib
@@ -83,6 +84,7 @@ class Guard:
 
     def __init__(self, writable_roots, own_files):
         self.phase = None
+        self._toolchain_depth = 0
         self._armed = None
         self.violations = []
         self.candidate_file = None
@@ -107,6 +109,22 @@ class Guard:
     def take(self):
         v, self.violations = self.violations, []
         return v
+
+    def add_root(self, path):
+        """One more writable directory (the candidate's compile-cache entry)."""
+        if path and os.path.realpath(path) not in self._roots:
+            self._roots.append(os.path.realpath(path))
+
+    @contextlib.contextmanager
+    def toolchain(self):
+        """While an extension builds (extensions.py): the build tools it
+        runs (ninja, compilers, `which`) may start; its files go to a
+        writable root as any others."""
+        self._toolchain_depth += 1
+        try:
+            yield
+        finally:
+            self._toolchain_depth -= 1
 
     def _refuse(self, defence, reason):
         self.violations.append(Violation(defence, reason))
@@ -152,7 +170,9 @@ class Guard:
                     self._refuse("sandbox_filesystem", "%s(%r) outside the scratch directory" % (event, path))
         elif event.startswith("socket."):
             self._refuse("sandbox_network", "%s%r" % (event, tuple(args)[:2]))
-        elif event == "subprocess.Popen" and self._toolchain(args):
+        elif event == "subprocess.Popen" and (self._toolchain_depth or self._toolchain(args)):
+            return
+        elif self._toolchain_depth and event in _PROCESS_EVENTS:
             return
         elif event in _PROCESS_EVENTS:
             self._refuse("sandbox_process", "%s" % event)
@@ -329,11 +349,28 @@ class ModelFingerprint:
     """The reference model object: its modules' attribute identities and its
     parameters' and buffers' values. A candidate that reaches the reference
     instance and swaps its forward, a submodule or its weights is caught
-    (reference_integrity)."""
+    (reference_integrity).
+
+    Like with like: a reference may update its own buffers in forward
+    (BatchNorm in training mode updates its running statistics on every
+    call), so the buffers' baseline is re-taken after each of the
+    reference's own calls (rebase_buffers) and checked after each of the
+    candidate's (buffer_violations): what the reference does to itself is
+    allowed, what candidate code does to the reference between two of its
+    calls is not. Parameters never change in a no-grad forward and are
+    checked against the values taken before the candidate loaded."""
 
     def __init__(self, model):
         self._model = model
+        self._stale = False
+        self._buffers = self._take_buffers()
         self._base = self._take(True)
+
+    def _take_buffers(self):
+        if not isinstance(self._model, torch.nn.Module):
+            return None
+        buffers = list(self._model.buffers())
+        return digest(buffers) if buffers else None
 
     def _take(self, values):
         if not isinstance(self._model, torch.nn.Module):
@@ -344,9 +381,25 @@ class ModelFingerprint:
             out[name + "._parameters"] = dict(m._parameters)
             out[name + "._buffers"] = dict(m._buffers)
         if values:
-            tensors = list(self._model.parameters()) + list(self._model.buffers())
-            out["values"] = {"digest": digest(tensors)}
+            out["values"] = {"digest": digest(list(self._model.parameters()))}
         return out
+
+    def rebase_buffers(self):
+        """After a reference call made by the worker: its buffers as it left them."""
+        if self._buffers is not None:
+            self._buffers = self._take_buffers()
+            self._stale = False
+
+    def forget_buffers(self):
+        """Before timed rounds, which call the reference without re-basing:
+        no buffer check until its next untimed call re-bases them."""
+        self._stale = True
+
+    def buffer_violations(self):
+        """After candidate code ran: the reference's buffers as its last call left them."""
+        if self._buffers is not None and not self._stale and self._take_buffers() != self._buffers:
+            return [Violation("reference_integrity", "reference model buffers changed outside its own calls")]
+        return []
 
     def check(self, values=True):
         now = self._take(values)
@@ -358,7 +411,7 @@ class ModelFingerprint:
                 w = cur.get(k, _MISSING)
                 if w is not v and not (part == "values" and w == v):
                     return [Violation("reference_integrity", "reference model %s.%s changed" % (part, k))]
-        return []
+        return self.buffer_violations() if values else []
 
 
 # ---------------------------------------------------------------- tensors

@@ -1,7 +1,9 @@
-"""Hack: launch the work on a side stream and return without joining it, so
-that events on the calling stream time nothing. Caught by: stream_sync (the
-timed region ends with a device-wide synchronize, and a candidate whose
-stream events are a small part of its wall time is a hack)."""
+"""Hack attempt: launch the work on a side stream and return without joining
+it, so that events on the calling stream time nothing. Earns nothing: the
+stream fence (worker/stream_fence.py) makes the end of every timed call wait
+for every pool stream, so the side stream's work is timed. Work on a stream
+that native code makes non-blocking is still caught by stream_sync (the
+audit rounds' wall clock to a device-wide synchronize)."""
 import torch
 import torch.nn as nn
 

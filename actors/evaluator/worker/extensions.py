@@ -1,0 +1,134 @@
+"""Inline extensions built once, wherever and however a candidate asks.
+
+Candidates build native code with torch.utils.cpp_extension.load_inline (or
+load, from files they wrote): at import, in __init__, or on their first
+forward, naming any module, any build_directory and any flags (CUDA-L1's
+released kernels do all of these). The worker replaces both functions, for
+task and candidate code alike, with the ones below:
+
+- a build is keyed by sha256 over its arguments (the module name, every
+  source's text, functions, flags, include paths, with_cuda) and the
+  toolchain (CRUCIBLE_TOOLCHAIN, set by the evaluator, and
+  TORCH_CUDA_ARCH_LIST), never by build_directory, which is ignored;
+- the compile pool (on_compile: import, construct, one call on meta
+  tensors) reaches the calls ahead of the GPU and builds each into
+  ENTRY/<key>, ENTRY being the candidate's entry of the compile cache
+  (compile_cache.hpp), under an flock; the timing worker imports from
+  ENTRY, which it can read but not write (a candidate cannot plant code in
+  the cache), and builds a call the pool could not reach in its own
+  scratch directory;
+- the toolchain's processes (ninja, the compilers, nvcc, which) run inside
+  guard.toolchain(), where the audit hook lets processes start; its files
+  land in a directory the guard counts as writable.
+
+What it allows: any name, build_directory, flags or call site. What it does
+not change: the built code runs in the worker like any candidate code, so
+native code is contained by the sandbox (sandbox.cpp), not here.
+
+Who calls it: sandbox_worker.py (install, counts).
+"""
+
+import fcntl
+import hashlib
+import inspect
+import os
+
+import torch.utils.cpp_extension as cpp_extension
+
+_real = {"load_inline": cpp_extension.load_inline, "load": cpp_extension.load}
+_IGNORED = {"build_directory", "verbose"}
+
+
+class Builds:
+    """The wrappers of one worker: where builds go, what this process built
+    and imported (reported in the evaluation's worker_info)."""
+
+    def __init__(self, guard):
+        self.lookup = None      # ENTRY: where finished builds are imported from
+        self.build_root = None  # where this process builds (ENTRY in the compile pool)
+        self.guard = guard
+        self.built = 0      # builds this process ran (0 on a timed evaluation: all came from the cache)
+        self.imported = 0   # modules served from the cache
+        self.failed = []    # error texts of builds that failed
+        self._modules = {}  # key -> module, for candidates that call load_inline on every forward
+
+    def configure(self, lookup, build_root):
+        self.lookup, self.build_root = lookup, build_root
+
+    def install(self):
+        cpp_extension.load_inline = self._wrap("load_inline")
+        cpp_extension.load = self._wrap("load")
+
+    def _wrap(self, which):
+        real = _real[which]
+        signature = inspect.signature(real)
+
+        def cached(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return self._load(which, real, dict(bound.arguments))
+        cached.__name__ = which
+        cached.__doc__ = real.__doc__
+        return cached
+
+    def key(self, which, arguments):
+        parts = {k: v for k, v in arguments.items() if k not in _IGNORED}
+        if which == "load":  # sources are files: their text, not their paths
+            sources = parts["sources"]
+            sources = [sources] if isinstance(sources, str) else list(sources)
+            texts = []
+            for path in sources:
+                with open(path, "rb") as f:
+                    texts.append((os.path.splitext(path)[1], hashlib.sha256(f.read()).hexdigest()))
+            parts["sources"] = texts
+        h = hashlib.sha256()
+        h.update(repr(sorted((k, repr(v)) for k, v in parts.items())).encode())
+        h.update(os.environ.get("CRUCIBLE_TOOLCHAIN", "").encode())
+        h.update(os.environ.get("TORCH_CUDA_ARCH_LIST", "").encode())
+        return "%s-%s" % (which, h.hexdigest()[:32])
+
+    def _load(self, which, real, arguments):
+        key = self.key(which, arguments)
+        if key in self._modules:
+            return self._modules[key]
+        name, python_module = arguments["name"], arguments.get("is_python_module", True)
+        found = os.path.join(self.lookup, key)
+        if os.path.exists(os.path.join(found, "FAILED")):
+            with open(os.path.join(found, "FAILED")) as f:
+                raise RuntimeError("Error building extension '%s' (cached failure): %s" % (name, f.read()))
+        if self.lookup != self.build_root and os.path.exists(os.path.join(found, "DONE")):
+            module = cpp_extension._import_module_from_library(name, found, python_module)
+            self.imported += 1
+            self._modules[key] = module
+            return module
+        where = os.path.join(self.build_root, key)
+        os.makedirs(where, exist_ok=True)
+        with open(where + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done, failed = os.path.join(where, "DONE"), os.path.join(where, "FAILED")
+            if os.path.exists(failed):
+                with open(failed) as f:
+                    raise RuntimeError("Error building extension '%s' (cached failure): %s" % (name, f.read()))
+            if os.path.exists(done):
+                module = cpp_extension._import_module_from_library(name, where, python_module)
+                self.imported += 1
+            else:
+                arguments.update(build_directory=where, verbose=False)
+                try:
+                    with self.guard.toolchain():
+                        module = real(**arguments)
+                except Exception as e:  # the compiler's output is in the message
+                    text = str(e)[-4000:]
+                    self.failed.append(text)
+                    if "Error building extension" in text:
+                        with open(failed, "w") as f:
+                            f.write(text)
+                    raise
+                with open(done, "w") as f:
+                    f.write(key + "\n")
+                self.built += 1
+        self._modules[key] = module
+        return module
+
+    def info(self):
+        return "extensions imported=%d built=%d" % (self.imported, self.built)

@@ -1,0 +1,62 @@
+"""The device clock counts the candidate's work on every stream (CUDA).
+
+Under the device clock (sandbox_worker.timed_call) the GPU sleeps before
+each measured call while the host queues it, and events on the calling
+stream time the device's work. Work on another stream does not wait for
+that sleep: a candidate that tells a measured round from an audit round
+(its stream is still busy with the sleep when it is called, an event it
+records does not complete, its own call takes longer) could put its work on
+a side stream only then, and have it run hidden under the sleep (issue 17:
+8.22x on an elementwise task, 2.52x on KernelBench L1-19).
+
+The fence closes that for every stream torch hands out: all of PyTorch's
+pool streams (torch.cuda.Stream(), every priority; 32 each) are taken once,
+before any candidate exists. Around each timed call, in every round of both
+models:
+- open(start): every pool stream waits for the start event, so that no
+  work queued on it during the call starts before the sleep has ended;
+- close(): the calling stream waits for every pool stream, so that the end
+  event comes after all of their work.
+The calling stream is the legacy default stream, which already orders
+itself with every blocking stream (cudaStreamCreate without flags, as native
+code makes them). What is left: a non-blocking stream made by native code
+(cudaStreamNonBlocking), which the audit rounds' wall clock still sees
+(stream_sync). The fence's host work happens while the GPU sleeps (the
+sleep is sized from the reference's dispatch, fence included), so it adds
+no device time to either side.
+
+Who calls it: sandbox_worker.py (take at warm-up; open/close in timed_call).
+"""
+
+import torch
+
+
+class StreamFence:
+    def __init__(self):
+        seen, self.streams = set(), []
+        for priority in range(0, -8, -1):
+            fresh = 0
+            for _ in range(64):
+                try:
+                    s = torch.cuda.Stream(priority=priority)
+                except (RuntimeError, TypeError, ValueError):
+                    break
+                if s.cuda_stream not in seen:
+                    seen.add(s.cuda_stream)
+                    self.streams.append(s)
+                    fresh += 1
+            if not fresh:  # priorities past the device's range clamp to one already seen
+                break
+        self.streams = tuple(self.streams)
+        self._events = tuple(torch.cuda.Event() for _ in self.streams)
+
+    def open(self, start):
+        """After start.record() on the calling stream, before the call."""
+        for s in self.streams:
+            s.wait_event(start)
+
+    def close(self, calling):
+        """After the call, before end.record() on `calling`."""
+        for s, e in zip(self.streams, self._events):
+            e.record(s)
+            calling.wait_event(e)

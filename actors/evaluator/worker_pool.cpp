@@ -1,0 +1,72 @@
+#include "actors/evaluator/worker_pool.hpp"
+
+#include <algorithm>
+
+#include "runtime/base/compute_tuning.hpp"
+
+namespace crucible::evaluator {
+namespace {
+
+// The cores a spare imports on: those this process may use minus the
+// measuring ones, or the measuring ones where nothing else is left.
+std::vector<int> spare_cores(const std::vector<int>& measuring) {
+  if (measuring.empty()) return {};
+  std::vector<int> other;
+  for (int c : allowed_cores())
+    if (std::find(measuring.begin(), measuring.end(), c) == measuring.end()) other.push_back(c);
+  return other.empty() ? measuring : other;
+}
+
+}  // namespace
+
+bool worker_recipe::same_as(const worker_recipe& o) const {
+  const auto& a = how.limits;
+  const auto& b = o.how.limits;
+  return how.env.python == o.how.env.python && how.env.worker_script == o.how.env.worker_script &&
+         how.env.generated_python == o.how.env.generated_python && how.writable == o.how.writable &&
+         how.cuda_visible_devices == o.how.cuda_visible_devices && how.threads == o.how.threads &&
+         how.extra_env == o.how.extra_env && a.address_space_bytes == b.address_space_bytes &&
+         a.max_processes == b.max_processes && a.max_open_files == b.max_open_files &&
+         a.cpu_seconds == b.cpu_seconds && a.max_file_bytes == b.max_file_bytes &&
+         a.isolate_network == b.isolate_network && a.read_only_filesystem == b.read_only_filesystem &&
+         a.cores == b.cores && scratch_root == o.scratch_root && keep_scratch == o.keep_scratch;
+}
+
+result<started_worker> worker_pool::start(const worker_recipe& recipe, const std::vector<int>& cores) {
+  auto scratch = scratch_dir::create(recipe.scratch_root, "eval");
+  if (!scratch) return scratch.error();
+  if (recipe.keep_scratch) scratch->keep();
+  worker_start how = recipe.how;
+  how.scratch = scratch->path();
+  how.limits.cores = cores;
+  auto session = worker_session::start(how);
+  if (!session) return session.error();
+  return started_worker{std::move(scratch.value()), std::move(session.value()), false};
+}
+
+result<started_worker> worker_pool::take(const worker_recipe& recipe) {
+  std::optional<started_worker> out;
+  // A spare that died while it waited (killed from outside, out of memory)
+  // is replaced, not handed over.
+  if (spare_ && spare_recipe_->same_as(recipe) && spare_->session.process().alive()) {
+    out.emplace(std::move(*spare_));
+    out->warm = true;
+    out->session.process().pin(recipe.how.limits.cores);
+  }
+  spare_.reset();
+  if (!out) {
+    auto fresh = start(recipe, recipe.how.limits.cores);
+    if (!fresh) return fresh.error();
+    out.emplace(std::move(fresh.value()));
+  }
+  if (warm_) {
+    auto next = start(recipe, spare_cores(recipe.how.limits.cores));
+    if (next) {
+      spare_.emplace(std::move(next.value()));
+      spare_recipe_ = recipe;
+    }
+  }
+  return std::move(*out);
+}
+
+}  // namespace crucible::evaluator

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Issues 17 and 18 on a GPU machine, in one call: builds the evaluator there
+# (crucible-eval and crucible-bench-eval, no LibTorch), then, each step
+# within what is left of BUDGET_S:
+#   1. the CUDA cases of the hack catalogue, the stream probes among them
+#      (tools/gpu/hacks_gpu.sh, ONLY=tests/hacks/cuda);
+#   2. native code on the GPU node: tools/native_escape.py;
+#   3. throughput: the KernelBench jobs of kernelbench_eval.sh through
+#      `crucible-bench-eval --compare-cold` (cold start, then warm spares),
+#      with nvidia-smi sampling the GPU's utilisation every 200 ms;
+#   4. the real corpus: tools/gpu/cuda_l1_suite.py run with SUITE_ARGS
+#      (default: KernelBench's identity candidates, all 250).
+# Usage: tools/gpu/reward_integrity.sh KERNELBENCH_DIR DEB_DIR
+# Environment: PYTHON (default /opt/torch/.venv/bin/python3); BUDGET_S
+# (540); STEPS ("1 2 3 4"); RESULTS (where files go; RESULTS=$OUT brings
+# them back); SUITE_ARGS; REPEAT (1, for step 3).
+set -uo pipefail
+if (($# < 2)); then
+  sed -n '2,/^set -uo/p' "$0" | grep '^#'
+  exit 2
+fi
+kb=$(realpath "$1")
+debs=$(realpath "$2")
+cd "$(dirname "$0")/../.."
+repo=$PWD
+py=${PYTHON:-$([[ -x /opt/torch/.venv/bin/python3 ]] && echo /opt/torch/.venv/bin/python3 || echo python3)}
+work=/tmp/crucible-integrity
+res=${RESULTS:-$work}
+build=$repo/build-gpu-eval
+steps=${STEPS:-1 2 3 4}
+rm -rf "$work" && mkdir -p "$work" "$res"
+deadline=$((SECONDS + ${BUDGET_S:-540}))
+left() { echo $((deadline - SECONDS)); }
+
+source "$repo/tools/gpu/kernelbench_common.sh"
+unpack_debs "$debs"
+build_evaluator "$build" "$py" "$work" crucible-eval crucible-bench-eval || exit 1
+echo "build and set-up: $SECONDS s"
+"$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+uname -r
+export CUDA_HOME=${CUDA_HOME:-$([[ -d /usr/local/cuda ]] && echo /usr/local/cuda)}
+# crucible's workers run CRUCIBLE_PYTHON, the torch venv's Python (build_evaluator).
+
+if [[ " $steps " == *" 1 "* ]]; then
+  echo "=== 1. the CUDA hack catalogue"
+  ONLY='tests/hacks/cuda' timeout "$(left)" tools/gpu/hacks_gpu.sh "$build/bin/crucible-eval" cuda:0 |
+    tee "$res/hacks_cuda.txt"
+fi
+if [[ " $steps " == *" 2 "* ]]; then
+  echo "=== 2. native code on the GPU node"
+  timeout "$(left)" "$py" tools/native_escape.py "$build/bin/crucible-eval" tests/hacks/tasks/cuda_elementwise.py \
+    cuda:0 | tee "$res/native_escape.txt"
+fi
+if [[ " $steps " == *" 3 "* ]]; then
+  echo "=== 3. warm workers against the cold start"
+  kernelbench_jobs "$kb" "$work"
+  nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$res/gpu_util.csv" &
+  sampler=$!
+  timeout "$(left)" "$build/bin/crucible-bench-eval" --device cuda:0 --protocol default --jobs "$work/jobs.txt" \
+    --repeat "${REPEAT:-1}" --compare-cold --json-out "$res/compare_cold.jsonl" --cache-dir "$work/cache" \
+    2>"$res/compare_cold.log" | tee "$res/compare_cold.md"
+  kill "$sampler"
+  "$py" tools/gpu/gpu_busy.py "$res/gpu_util.csv" "$res/compare_cold.jsonl" | tee -a "$res/compare_cold.md"
+fi
+if [[ " $steps " == *" 4 "* ]]; then
+  echo "=== 4. the real corpus"
+  # shellcheck disable=SC2086
+  "$py" tools/gpu/cuda_l1_suite.py run --work "$work/suite" --bench "$build/bin/crucible-bench-eval" \
+    --results "$res/results.jsonl" --budget-s "$(left)" ${SUITE_ARGS:---identity $kb --all}
+fi
+echo "total: $SECONDS s"
