@@ -19,7 +19,6 @@ Usage: python3 tools/native_escape.py CRUCIBLE_EVAL TASK DEVICE
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys

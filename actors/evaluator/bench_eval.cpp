@@ -134,7 +134,7 @@ std::optional<pass_result> run_pass(evaluator& ev, const std::vector<std::pair<i
 void print_pass(const pass_result& r, const protocol_options& protocol, const std::string& device, evaluator& ev) {
   std::cout << fmt::format("protocol `{}` on {}, {} evaluations in {:.1f} s, one worker core, sequential, {}\n\n",
                            protocol.name, device, r.all.size(), r.wall,
-                           ev.options().warm_spare ? "warm spare worker" : "cold start");
+                           ev.options().warm_spares + ev.options().warm_spares_gpu ? "warm spare workers" : "cold start");
   std::cout << "| status | evaluations | median s | mean s |\n|---|---|---|---|\n";
   for (auto& [status, s] : r.seconds_by_status) {
     double sum = 0;
@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
   std::map<bool, double> medians;
   for (bool warm : {false, true}) {
     evaluator_options pass = opt;
-    pass.warm_spare = warm;
+    if (!warm) pass.warm_spares = pass.warm_spares_gpu = 0;
     pass.compile.root = opt.compile.root / (warm ? "warm" : "cold");
     evaluator ev(pass);
     auto r = run_pass(ev, jobs, *protocol, device, json_lines, warm ? "warm" : "cold");

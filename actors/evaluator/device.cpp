@@ -1,5 +1,6 @@
 #include "actors/evaluator/device.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -28,7 +29,7 @@ result<device_spec> parse_device(std::string_view text) {
   return make_error(errc::invalid_argument, fmt::format("device '{}' is not cpu or cuda:N", text));
 }
 
-status check_device_free(const device_spec& device, int own) {
+status check_device_free(const device_spec& device, const std::vector<int>& own) {
   if (!device.cuda) return status::success();
   const std::string cmd = fmt::format(
       "nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader -i {} 2>&1; echo rc=$?", device.index);
@@ -44,7 +45,8 @@ status check_device_free(const device_spec& device, int own) {
   std::string apps;
   std::istringstream lines(out.substr(0, rc));
   for (std::string line; std::getline(lines, line);)
-    if (line.find_first_not_of(' ') != std::string::npos && !(own > 0 && std::atoi(line.c_str()) == own))
+    if (line.find_first_not_of(' ') != std::string::npos &&
+        std::find(own.begin(), own.end(), std::atoi(line.c_str())) == own.end())
       apps += line + "\n";
   if (!apps.empty())
     return make_error(errc::unavailable,

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/base/result.hpp"
 
@@ -25,6 +26,6 @@ result<device_spec> parse_device(std::string_view text);
 // nvidia-smi lists a compute process on the GPU other than `own` (the
 // evaluator's warm spare); unavailable too when nvidia-smi cannot be run.
 // CPU: always free.
-status check_device_free(const device_spec& device, int own = 0);
+status check_device_free(const device_spec& device, const std::vector<int>& own = {});
 
 }  // namespace crucible::evaluator

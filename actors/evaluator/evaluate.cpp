@@ -111,7 +111,8 @@ class attempt {
     ref_est_ = std::max(1e-7, median(loaded->ref_seconds));
 
     auto cand = session_->load_candidate(req_.candidate_source, "crucible_candidate", init_seed,
-                                         compiled_.extensions_dir.string(), after(p_.candidate_load_timeout_s));
+                                         compiled_.extensions_dir.string(),
+                                         after(p_.candidate_load_timeout_s + build_allowance()));
     lap("load_candidate");
     if (!cand) return channel_failure(cand.error(), "loading the candidate");
     if (!cand->ok) return candidate_failure(*cand, "loading the candidate");
@@ -152,6 +153,13 @@ class attempt {
       }
     }
   }
+
+  // Seconds more for a request in which the timed worker may build an
+  // extension itself (a call the compile pool could not reach: loading, and
+  // the first correctness request, where a first forward builds): the
+  // compile pool's own limit. A CUDA-L1 kernel that builds in __init__
+  // timed out at the 60 s load limit on the H200.
+  double build_allowance() const { return compiled_.needed ? p_.compile_timeout_s : 0.0; }
 
   double call_deadline_s(std::size_t calls) const {
     return p_.min_deadline_s + static_cast<double>(calls) * ref_est_ * (1 + p_.executability_factor);
@@ -256,7 +264,7 @@ class attempt {
       const std::uint32_t n = done == 0 ? 1u : std::min(p_.correctness_batch, p_.correctness_trials - done);
       std::vector<std::uint64_t> seeds;
       for (std::uint32_t i = 0; i < n; ++i) seeds.push_back(trial_seeds.next());
-      auto reply = session_->correctness(seeds, tolerances, after(call_deadline_s(n)));
+      auto reply = session_->correctness(seeds, tolerances, after(call_deadline_s(n) + (done == 0 ? build_allowance() : 0)));
       if (!reply) return channel_failure(reply.error(), "checking correctness");
       take_candidate_info(reply->info);  // builds on a first forward are counted here
       if (!reply->ok) return candidate_failure(*reply, "checking correctness");
@@ -603,13 +611,13 @@ std::filesystem::path evaluator_options::default_scratch_root() {
 evaluator::evaluator(evaluator_options options, std::shared_ptr<compile_cache> cache)
     : options_(std::move(options)),
       cache_(cache ? std::move(cache) : std::make_shared<compile_cache>(options_.compile)),
-      workers_(options_.warm_spare) {}
+      workers_(options_.warm_spares, options_.warm_spares_gpu) {}
 
 result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_options& p) {
   const auto t0 = clock_type::now();
   auto dev = parse_device(req.device);
   if (!dev) return dev.error();
-  if (dev->cuda) CRUCIBLE_TRY(check_device_free(*dev, workers_.spare_pid()));
+  if (dev->cuda) CRUCIBLE_TRY(check_device_free(*dev, workers_.spare_pids()));
   const auto checked = clock_type::now();
   evaluation e;
   e.phase_s["device_check"] = duration<double>(checked - t0).count();

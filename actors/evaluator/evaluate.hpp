@@ -105,9 +105,11 @@ struct evaluator_options {
   bool keep_scratch = false;
   // The compile cache, when the evaluator makes its own. Default options.
   compile_cache_options compile;
-  // Keep a warm spare worker (worker_pool.hpp). Default on; off is the cold
+  // Warm spare workers to keep (worker_pool.hpp), on CPU and on a GPU: a
+  // GPU worker's start (8-13 s on an H200) outlasts a 2-3 s evaluation, so
+  // one spare is not ready in time. Defaults 1 and 4; 0 and 0 is the cold
   // start (crucible-bench-eval --compare-cold).
-  bool warm_spare = true;
+  unsigned warm_spares = 1, warm_spares_gpu = 4;
 
   // The highest-numbered core this process may use: leaves core 0 to the OS
   // and the evaluator itself.

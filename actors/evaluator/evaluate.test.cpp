@@ -213,7 +213,7 @@ TEST_CASE("warm workers are the default, and a worker never serves a second cand
   CHECK(info_value(first, "pid") != info_value(second, "pid"));
   // The cold start is still there, for --compare-cold.
   evaluator_options cold;
-  cold.warm_spare = false;
+  cold.warm_spares = cold.warm_spares_gpu = 0;
   evaluator cold_ev(cold);
   const evaluation c1 = run(cold_ev, dir / "task.py", dir / "equal.py");
   const evaluation c2 = run(cold_ev, dir / "task.py", dir / "equal.py");

@@ -44,27 +44,38 @@ result<started_worker> worker_pool::start(const worker_recipe& recipe, const std
   return started_worker{std::move(scratch.value()), std::move(session.value()), false};
 }
 
+std::vector<int> worker_pool::spare_pids() const {
+  std::vector<int> out;
+  for (const auto& s : spares_) out.push_back(s.session.process().pid());
+  return out;
+}
+
 result<started_worker> worker_pool::take(const worker_recipe& recipe) {
+  if (!spare_recipe_ || !spare_recipe_->same_as(recipe)) spares_.clear();  // another device or limits
   std::optional<started_worker> out;
   // A spare that died while it waited (killed from outside, out of memory)
-  // is replaced, not handed over.
-  if (spare_ && spare_recipe_->same_as(recipe) && spare_->session.process().alive()) {
-    out.emplace(std::move(*spare_));
-    out->warm = true;
-    out->session.process().pin(recipe.how.limits.cores);
+  // is dropped, not handed over.
+  while (!out && !spares_.empty()) {
+    if (spares_.front().session.process().alive()) {
+      out.emplace(std::move(spares_.front()));
+      out->warm = true;
+      out->session.process().pin(recipe.how.limits.cores);
+    }
+    spares_.pop_front();
   }
-  spare_.reset();
   if (!out) {
     auto fresh = start(recipe, recipe.how.limits.cores);
     if (!fresh) return fresh.error();
     out.emplace(std::move(fresh.value()));
   }
-  if (warm_) {
+  // Up to two new spares per take, until there are as many as wanted: they
+  // start about one evaluation apart, so that one is ready at every take.
+  const unsigned want = recipe.how.cuda_visible_devices.empty() ? cpu_spares_ : gpu_spares_;
+  for (int i = 0; i < 2 && spares_.size() < want; ++i) {
     auto next = start(recipe, spare_cores(recipe.how.limits.cores));
-    if (next) {
-      spare_.emplace(std::move(next.value()));
-      spare_recipe_ = recipe;
-    }
+    if (!next) break;
+    spares_.push_back(std::move(next.value()));
+    spare_recipe_ = recipe;
   }
   return std::move(*out);
 }

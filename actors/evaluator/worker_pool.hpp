@@ -1,9 +1,12 @@
 // Warm workers (issue 18): each evaluator keeps one spare sandbox worker
 // started ahead of its candidate, so that an evaluation does not wait for a
 // fresh Python to import PyTorch, initialise the GPU and calibrate its sleep
-// (about 8 s of every H200 evaluation). A worker still serves exactly one
-// attempt and is then discarded: take() hands the spare over and at once
-// starts the next one, which gets ready while the current attempt runs.
+// (8 to 13 s of every H200 evaluation). A worker still serves exactly one
+// attempt and is then discarded: take() hands the oldest spare over and at
+// once starts another, which gets ready while the current attempt runs.
+// Where a worker takes longer to start than an evaluation takes (a GPU
+// worker's start against a 2-3 s evaluation), several spares are kept,
+// started one evaluation apart, so that the next one is always ready.
 // A spare imports on the cores the evaluator does not measure on (when
 // there are any) and is moved to the measuring cores when it is taken, so
 // that its start does not share a core with a measurement.
@@ -12,6 +15,7 @@
 // from the evaluator's one thread. Not thread-safe.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,25 +44,23 @@ struct started_worker {
 
 class worker_pool {
  public:
-  // warm: keep a spare; false starts each worker when it is needed (the
-  // cold start, for --compare-cold and for callers that evaluate once).
-  explicit worker_pool(bool warm) : warm_(warm) {}
+  // spares: how many spare workers to keep (on CPU and on a GPU); 0 starts
+  // each worker when it is needed (the cold start, for --compare-cold).
+  worker_pool(unsigned cpu_spares, unsigned gpu_spares) : cpu_spares_(cpu_spares), gpu_spares_(gpu_spares) {}
 
-  // The spare when it was started from an equal recipe, else a new worker;
-  // then (warm) the next spare. Errors: io (scratch, process start).
+  // The oldest live spare when the spares were started from an equal
+  // recipe, else a new worker; then spares up to the count. Errors: io
+  // (scratch, process start).
   result<started_worker> take(const worker_recipe& recipe);
 
-  // The spare's pid (nvidia-smi lists it on the evaluator's own GPU), or 0.
-  int spare_pid() const { return spare_ ? spare_->session.process().pid() : 0; }
-
-  // Kills the spare (a changed device or limits; the evaluator's end).
-  void drop() { spare_.reset(); }
+  // The spares' pids (nvidia-smi lists them on the evaluator's own GPU).
+  std::vector<int> spare_pids() const;
 
  private:
   static result<started_worker> start(const worker_recipe& recipe, const std::vector<int>& cores);
 
-  bool warm_;
-  std::optional<started_worker> spare_;
+  unsigned cpu_spares_, gpu_spares_;
+  std::deque<started_worker> spares_;  // oldest first
   std::optional<worker_recipe> spare_recipe_;
 };
 

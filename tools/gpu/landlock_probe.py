@@ -1,3 +1,13 @@
+"""Which Landlock rules the NVIDIA driver needs: applies one variant of the
+sandbox's rules (containment.cpp) to this process, then initialises CUDA
+through torch and prints whether it worked and how long the start took.
+Found on the H200 hosts: any handled write access breaks cudaGetDeviceCount
+(error 304) unless the process's own /proc entry stays writable.
+
+Usage: python3 tools/gpu/landlock_probe.py none|nnp|fs|net|scope|fs+DIR,DIR|bitN
+"""
+import time
+_t0 = time.perf_counter()
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 class A(ctypes.Structure): _fields_=[('fs',ctypes.c_uint64),('net',ctypes.c_uint64),('scoped',ctypes.c_uint64)]
@@ -20,6 +30,6 @@ elif variant == "nnp": r = libc.prctl(38,1,0,0,0)
 else: r = 0
 import torch
 try:
-    torch.zeros(1, device="cuda"); print(variant, "restrict", r, "cuda OK")
+    torch.zeros(1, device="cuda"); print(variant, "restrict", r, "cuda OK in %.2f s" % (time.perf_counter() - _t0))
 except Exception as e:
     print(variant, "restrict", r, "cuda FAIL", str(e)[-120:])

@@ -13,7 +13,9 @@
 # Usage: tools/gpu/reward_integrity.sh KERNELBENCH_DIR DEB_DIR
 # Environment: PYTHON (default /opt/torch/.venv/bin/python3); BUDGET_S
 # (540); STEPS ("1 2 3 4"); RESULTS (where files go; RESULTS=$OUT brings
-# them back); SUITE_ARGS; REPEAT (1, for step 3).
+# them back); SUITE_ARGS; REPEAT (1, for step 3); COMPARE_ONLY (job name
+# prefixes step 3 keeps); PROBE=1 first times CUDA's start under Landlock
+# (tools/gpu/landlock_probe.py).
 set -uo pipefail
 if (($# < 2)); then
   sed -n '2,/^set -uo/p' "$0" | grep '^#'
@@ -41,6 +43,9 @@ uname -r
 export CUDA_HOME=${CUDA_HOME:-$([[ -d /usr/local/cuda ]] && echo /usr/local/cuda)}
 # crucible's workers run CRUCIBLE_PYTHON, the torch venv's Python (build_evaluator).
 
+if [[ "${PROBE:-0}" == 1 ]]; then
+  for v in none fs+/proc/self; do "$py" tools/gpu/landlock_probe.py "$v" 2>&1 | tail -1; done
+fi
 if [[ " $steps " == *" 1 "* ]]; then
   echo "=== 1. the CUDA hack catalogue"
   ONLY='tests/hacks/cuda' timeout "$(left)" tools/gpu/hacks_gpu.sh "$build/bin/crucible-eval" cuda:0 |
@@ -54,6 +59,9 @@ fi
 if [[ " $steps " == *" 3 "* ]]; then
   echo "=== 3. warm workers against the cold start"
   kernelbench_jobs "$kb" "$work"
+  if [[ -n "${COMPARE_ONLY:-}" ]]; then  # "identity/L1-12 faster/L1-12 ..." keeps those jobs
+    grep -E "^(${COMPARE_ONLY// /|})" "$work/jobs.txt" >"$work/jobs.only" && mv "$work/jobs.only" "$work/jobs.txt"
+  fi
   nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$res/gpu_util.csv" &
   sampler=$!
   timeout "$(left)" "$build/bin/crucible-bench-eval" --device cuda:0 --protocol default --jobs "$work/jobs.txt" \

@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import inspect
 import os
+import time
 
 import torch.utils.cpp_extension as cpp_extension
 
@@ -50,6 +51,7 @@ class Builds:
         self.built = 0      # builds this process ran (0 on a timed evaluation: all came from the cache)
         self.imported = 0   # modules served from the cache
         self.failed = []    # error texts of builds that failed
+        self.seconds = 0.0  # spent building and importing (call_candidate leaves it out of a call's time)
         self._modules = {}  # key -> module, for candidates that call load_inline on every forward
 
     def configure(self, lookup, build_root):
@@ -91,6 +93,13 @@ class Builds:
         key = self.key(which, arguments)
         if key in self._modules:
             return self._modules[key]
+        t0 = time.perf_counter()
+        try:
+            return self._load_new(key, which, real, arguments)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def _load_new(self, key, which, real, arguments):
         name, python_module = arguments["name"], arguments.get("is_python_module", True)
         found = os.path.join(self.lookup, key)
         if os.path.exists(os.path.join(found, "FAILED")):

@@ -394,6 +394,30 @@ def on_load_candidate(req):
     return {"info": info}
 
 
+@contextlib.contextmanager
+def gpu_as_seen_by_candidates():
+    """Stage 1 of a compile on a GPU node's CPU pool: the questions kernels
+    ask before they build (`torch.cuda.is_available()`, the device count,
+    its capability) answered as the timed worker's GPU will answer them, so
+    that a build guarded by them is reached here too. Only where the
+    evaluator builds for CUDA (TORCH_CUDA_ARCH_LIST) and this torch has CUDA."""
+    arch = os.environ.get("TORCH_CUDA_ARCH_LIST", "").split(";")[0].split()[:1]
+    if not arch or torch.version.cuda is None:
+        yield
+        return
+    major, _, minor = arch[0].partition(".")
+    answers = {"is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,
+               "get_device_capability": lambda *a: (int(major), int(minor or 0))}
+    saved = {k: getattr(torch.cuda, k) for k in answers}
+    for k, v in answers.items():
+        setattr(torch.cuda, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(torch.cuda, k, v)
+
+
 def on_compile(req):
     """The CPU compile pool (compile_cache.hpp), no GPU visible. Stage 0:
     import the candidate; a build that fails there is the compile error.
@@ -415,7 +439,7 @@ def on_compile(req):
     candidate = sys.modules.get(name) or make_module(name, req.Source().decode(), "candidate")
     meta = torch.device("meta") if hasattr(torch.device, "__enter__") else None
     try:
-        with meta if meta is not None else contextlib.nullcontext():
+        with meta if meta is not None else contextlib.nullcontext(), gpu_as_seen_by_candidates():
             torch.manual_seed(0)
             model = candidate.ModelNew(*task.get_init_inputs())
             model(*task.get_inputs())
@@ -512,6 +536,7 @@ def call_candidate(inputs):
 
     census = D.thread_census()
     failure = None
+    building = BUILDS.seconds
     sys.setprofile(profiler)
     GUARD.arm("call")
     try:
@@ -521,7 +546,9 @@ def call_candidate(inputs):
         out = S.cand_model(*inputs)
         if S.device.startswith("cuda"):
             torch.cuda.synchronize()
-        seconds = _perf_counter() - t0
+        # An extension built on a first forward is not the call's time (the
+        # executability bound would call it a hang).
+        seconds = _perf_counter() - t0 - (BUILDS.seconds - building)
     except SystemExit:
         # The worker ends; the evaluator sees it gone mid-request (crashed,
         # process_exit), never a pass.
