@@ -175,7 +175,7 @@ TEST_CASE("the shipped rules flag the hack catalogue's cases that show in the co
       {"cpu/escape_network.py", "network"},               {"cpu/escape_write_outside_scratch.py", "absolute_path_write"},
       {"cpu/sabotage_threads.py", "thread_count"},        {"cpu/warmup_frame_peek.py", "frame_inspection"},
       {"cpu/steal_gc.py", "frame_inspection"},            {"cpu/warmup_detection.py", "call_counter"},
-      {"cuda/side_stream.py", "side_stream"},             {"cuda/tf32_flag.py", "patched_torch"},
+      {"cuda/side_stream.py", "side_stream"},
       {"cuda/l2_persistence.py", "native_calls"},         {"cuda/stale_cuda_graph.py", "cuda_graph"},
   };
   for (const auto& [file, rule_name] : expected) {

@@ -202,6 +202,7 @@ result<sandbox_process> sandbox_process::start(const sandbox_spec& spec) {
     set(RLIMIT_FSIZE, lim.max_file_bytes, lim.max_file_bytes);
     set(RLIMIT_CORE, 0, 0);
     if (!lim.cores.empty()) ::sched_setaffinity(0, sizeof cpus, &cpus);
+    if (lim.nice) ::setpriority(PRIO_PROCESS, 0, lim.nice);
     if (::chdir(scratch.c_str()) != 0) ::_exit(126);
     ::dup2(null_fd, 0);
     ::dup2(log_fd, 1);
@@ -313,8 +314,11 @@ void sandbox_process::pin(const std::vector<int>& cores) {
   CPU_ZERO(&set);
   for (int c : cores) CPU_SET(c, &set);
   std::error_code ec;
-  for (const auto& t : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid_), ec))
-    ::sched_setaffinity(std::atoi(t.path().filename().c_str()), sizeof set, &set);
+  for (const auto& t : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid_), ec)) {
+    const int tid = std::atoi(t.path().filename().c_str());
+    ::sched_setaffinity(tid, sizeof set, &set);
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);
+  }
 }
 
 status sandbox_process::send(std::span<const std::uint8_t> frame) {

@@ -51,6 +51,9 @@ struct sandbox_limits {
   bool read_only_filesystem = true;
   // CPU cores the child may run on; empty = inherit. Default empty.
   std::vector<int> cores;
+  // Scheduling niceness (a warm spare starts at 10, so that its start
+  // yields to the roles it shares cores with). Default 0.
+  int nice = 0;
   // Landlock and seccomp, which need no privilege and work on GPU workers
   // too (containment.hpp). Default on.
   bool contain_native = true;
@@ -98,8 +101,10 @@ class sandbox_process {
   // SIGKILL to the group, then reap. Idempotent.
   void kill();
 
-  // Moves every thread of the child to these cores (a warm spare started on
-  // other cores than the ones it will measure on; worker_pool.hpp).
+  // Moves every thread of the child to these cores and back to niceness 0
+  // where this process may raise priority (root; otherwise it stays at the
+  // niceness it started with, alone on its cores): a warm spare started on
+  // other cores than the ones it will measure on (worker_pool.hpp).
   void pin(const std::vector<int>& cores);
 
   // False once the child has ended (reaped now if it had, without waiting).

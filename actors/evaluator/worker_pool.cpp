@@ -39,6 +39,7 @@ result<started_worker> worker_pool::start(const worker_recipe& recipe, const std
   worker_start how = recipe.how;
   how.scratch = scratch->path();
   how.limits.cores = cores;
+  if (cores != recipe.how.limits.cores) how.limits.nice = 10;  // a spare: its start yields to the roles beside it
   auto session = worker_session::start(how);
   if (!session) return session.error();
   return started_worker{std::move(scratch.value()), std::move(session.value()), false};

@@ -8,8 +8,10 @@
 // worker's start against a 2-3 s evaluation), several spares are kept,
 // started one evaluation apart, so that the next one is always ready.
 // A spare imports on the cores the evaluator does not measure on (when
-// there are any) and is moved to the measuring cores when it is taken, so
-// that its start does not share a core with a measurement.
+// there are any), at niceness 10, and is moved to the measuring cores (and
+// niceness 0 where allowed) when it is taken, so that its start neither
+// shares a core with a measurement nor starves the roles on the other
+// cores (on a 2-core machine a rollout silent for 10 s is declared dead).
 //
 // Who calls it: evaluator::evaluate (evaluate.cpp), one pool per evaluator,
 // from the evaluator's one thread. Not thread-safe.
