@@ -252,6 +252,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
   const auto started = clock_type::now();
   const bool tty = isatty(STDOUT_FILENO);
   auto last_print = clock_type::now() - std::chrono::hours(1);
+  auto last_check = clock_type::now();
   int code = 0;
   bool stopped_by_limit = false;
   while (running > 0 && code == 0) {
@@ -277,6 +278,16 @@ int run_loop(const config::file& file, const run_options& run, const std::string
     if (clock_type::now() - last_print >= std::chrono::seconds(tty ? 2 : 15)) {
       print_progress(measure(ledger, lo.metrics_file), run.groups, elapsed, tty);
       last_print = clock_type::now();
+    }
+    // Stage 3 is done once the learner has trained [run] groups groups, even
+    // while a rollout still waits: after a resume, a group sampled again may
+    // be one more than the target, and it waits for a batch partner that no
+    // rollout will sample (loop_test's resume case hung so, 4 times in 4,
+    // once evaluations got fast enough for a rollout to finish its groups
+    // before the kill).
+    if (run.groups > 0 && clock_type::now() - last_check >= std::chrono::seconds(1)) {
+      last_check = clock_type::now();
+      if (read_jsonl(lo.metrics_file).size() * lo.groups_per_batch >= run.groups) break;
     }
   }
   const double elapsed = std::chrono::duration<double>(clock_type::now() - started).count();

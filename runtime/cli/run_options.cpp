@@ -5,6 +5,7 @@ namespace crucible::cli {
 status read(config::section s, run_options& o) {
   CRUCIBLE_TRY(s.read("job", o.job));
   CRUCIBLE_TRY(s.read("evaluators", o.evaluators));
+  CRUCIBLE_TRY(s.read("warm_spares", o.warm_spares));
   CRUCIBLE_TRY(s.read("devices", o.devices));
   CRUCIBLE_TRY(s.read("protocol", o.protocol));
   CRUCIBLE_TRY(s.read("strict", o.strict));

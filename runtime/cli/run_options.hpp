@@ -22,6 +22,9 @@ struct run_options {
 
   // ---- both jobs
   std::uint32_t evaluators = 1;            // CPU evaluators in this process (without devices); default 1
+  // Warm spare workers per CPU evaluator (actors/evaluator/worker_pool.hpp);
+  // default 1. GPU evaluators keep the evaluator's own default.
+  std::uint32_t warm_spares = 1;
   // One evaluator per device ("cuda:0", "cuda:1", ...) instead of CPU ones.
   // Default [] (CPU evaluators).
   std::vector<std::string> devices;

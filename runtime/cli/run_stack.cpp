@@ -60,6 +60,7 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
     eo.protocol = run.protocol;
     eo.strict = run.strict;
     eo.tolerances = run.tolerances;
+    eo.warm_spares = run.warm_spares;
     const std::string name = "evaluator-" + std::to_string(i);
     CRUCIBLE_TRY(stack->host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)));
   }

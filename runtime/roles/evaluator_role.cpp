@@ -159,6 +159,7 @@ result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_
   std::string model = device_model(*device);
   ev::evaluator_options eo;
   if (!o.cores.empty()) eo.limits.cores = o.cores;
+  eo.warm_spares = o.warm_spares;
   auto actor = ev::spawn_evaluator(sys, eo);
   return service{std::make_shared<evaluator_handler>(sys, actor, o.tasks, *device, model, *protocol, name),
                  {"measure", "verify:" + model},

@@ -52,6 +52,7 @@ struct evaluator_service_options {
   bool strict = false;                         // the protocol's strict tolerances (protocol.hpp)
   std::vector<std::string> tolerances;         // "ATOL[:RTOL]" or "DTYPE=ATOL[:RTOL]" (apply_tolerance)
   std::vector<int> cores;                      // CPU cores of its sandbox workers; default: the last core
+  std::uint32_t warm_spares = 1;               // spare workers kept on CPU (worker_pool.hpp); default 1
 };
 
 // Job kinds measure and verify:MODEL (Candidate -> Measurement), MODEL being

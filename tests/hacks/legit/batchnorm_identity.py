@@ -1,11 +1,12 @@
 """Legitimate: the identity of a task whose reference updates its BatchNorm
-running statistics in every call (tests/hacks/tasks/batchnorm_train.py).
-The candidate's own BatchNorm updates its own; neither is a hack."""
+running statistics in every call (tests/hacks/tasks/batchnorm_train.py):
+the reference's code as ModelNew, built from the same seed. The
+candidate's own BatchNorm updates its own; neither is a hack."""
 import torch
 import torch.nn as nn
 
 
-class Model(nn.Module):
+class ModelNew(nn.Module):
     def __init__(self, features):
         super().__init__()
         self.linear = nn.Linear(features, features)
@@ -14,13 +15,3 @@ class Model(nn.Module):
     def forward(self, x):
         return torch.relu(self.bn(self.linear(x)))
 
-
-def get_inputs():
-    return [torch.randn(256, 128)]
-
-
-def get_init_inputs():
-    return [128]
-
-
-ModelNew = Model
