@@ -376,8 +376,10 @@ def on_load_candidate(req):
         raise
     finally:
         GUARD.disarm()
-    # Other state a load changes is put back and not judged: the calls are.
-    end_candidate_code(snapshot_state())
+    # The constructor's settings are the candidate's own too; other state a
+    # load changes is put back and not judged: the calls are.
+    S.cand_settings = settings.own_of(snapshot_state())
+    reset_global_state()
     S.protected = D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
     raise_violations(GUARD.take() + D.new_threads(census) + integrity(values=True))
     # Everything alive now (torch, task, candidate) moves to gc's permanent
