@@ -4,6 +4,7 @@
 //   crucible-bench-eval [--protocol default] [--repeat 1] [--device cpu|cuda:N]
 //                       [--variants faster,equal,...] [--tasks configs/tasks/cpu]
 //                       [--jobs FILE] [--json-out FILE] [--cache-dir DIR]
+//                       [--prefetch 2] [--compare-cold]
 //
 // Without --jobs: every listed variant of every task in the task set (one
 // evaluator, one worker core, sequentially), then the inline-extension
@@ -16,9 +17,13 @@
 // median seconds per evaluation, compile-cache hits and misses; --json-out
 // writes each evaluation's JSON (crucible eval --json) with "job" and
 // "repeat" added, one a line.
+// --prefetch N (2): as the evaluator role does, the next N jobs' syntax
+// check and compile run ahead on other cores (cpu_stage.hpp), and the warm
+// spares start with the evaluator, before the clock.
 // --compare-cold runs the whole list twice in one call, first with each
-// worker started when it is needed (the cold start), then with the warm
-// spare (worker_pool.hpp), each pass with a compile cache of its own, and
+// worker started when it is needed and every CPU step in line (the cold
+// start, as before issue 18), then with the warm spares and the prefetch
+// (worker_pool.hpp), each pass with a compile cache of its own, and
 // prints both tables and `warm speedup over cold start: X`, X being the
 // cold pass's median seconds per evaluation over the warm pass's.
 #include <algorithm>
@@ -98,9 +103,9 @@ struct pass_result {
 // Errors: an evaluation that could not run (printed).
 std::optional<pass_result> run_pass(evaluator& ev, const std::vector<std::pair<int, bench_job>>& jobs,
                                     const protocol_options& protocol, const std::string& device,
-                                    std::ofstream& json_lines, const std::string& pass) {
+                                    std::size_t prefetch, std::ofstream& json_lines, const std::string& pass) {
   pass_result out;
-  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<eval_request> requests;
   std::uint64_t seed = 1;
   for (auto& [rep, job] : jobs) {
     auto req = load_request(job.task, job.candidate, device, seed++);
@@ -108,7 +113,19 @@ std::optional<pass_result> run_pass(evaluator& ev, const std::vector<std::pair<i
       std::cerr << req.error().text() << "\n";
       return std::nullopt;
     }
-    auto e = ev.evaluate(*req, protocol);
+    requests.push_back(std::move(*req));
+  }
+  // As the evaluator role does: spares started when the evaluator starts,
+  // and the next jobs' CPU stage run ahead while one is measured.
+  if (auto s = ev.prime(device); !s) {
+    std::cerr << s.error().text() << "\n";
+    return std::nullopt;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& [rep, job] = jobs[i];
+    for (std::size_t k = i; prefetch && k < std::min(jobs.size(), i + 1 + prefetch); ++k) ev.prefetch(requests[k]);
+    auto e = ev.evaluate(requests[i], protocol);
     if (!e) {
       std::cerr << e.error().text() << "\n";
       return std::nullopt;
@@ -159,6 +176,7 @@ int main(int argc, char** argv) {
   std::string tasks_dir = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks/cpu";
   std::string cache_dir, jobs_file, json_out, device = "cpu";
   int repeat = 1;
+  std::size_t prefetch = 2;
   bool compare_cold = false;
   std::vector<std::string> variants{"faster", "equal", "slower", "incorrect", "crashing", "hanging", "not_compiling"};
   app.add_option("--protocol", protocol_name)->capture_default_str();
@@ -169,6 +187,8 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", jobs_file, "Evaluate these `NAME TASK CANDIDATE` lines instead of the task set");
   app.add_option("--json-out", json_out, "Write each evaluation's JSON here, one a line");
   app.add_option("--cache-dir", cache_dir, "Compile cache root (default: a fresh temporary one)");
+  app.add_option("--prefetch", prefetch, "Jobs whose syntax check and compile run ahead of the one measured")
+      ->capture_default_str();
   app.add_flag("--compare-cold", compare_cold,
                "Run the jobs with cold-started workers, then with warm spares, and print the speedup");
   CLI11_PARSE(app, argc, argv);
@@ -211,7 +231,7 @@ int main(int argc, char** argv) {
   if (!json_out.empty()) json_lines.open(json_out);
   if (!compare_cold) {
     evaluator ev(opt);
-    auto r = run_pass(ev, jobs, *protocol, device, json_lines, "");
+    auto r = run_pass(ev, jobs, *protocol, device, prefetch, json_lines, "");
     if (!r) return 2;
     print_pass(*r, *protocol, device, ev);
     return 0;
@@ -222,7 +242,7 @@ int main(int argc, char** argv) {
     if (!warm) pass.warm_spares = pass.warm_spares_gpu = 0;
     pass.compile.root = opt.compile.root / (warm ? "warm" : "cold");
     evaluator ev(pass);
-    auto r = run_pass(ev, jobs, *protocol, device, json_lines, warm ? "warm" : "cold");
+    auto r = run_pass(ev, jobs, *protocol, device, warm ? prefetch : 0, json_lines, warm ? "warm" : "cold");
     if (!r) return 2;
     std::cout << "### " << (warm ? "warm workers" : "cold start") << "\n\n";
     print_pass(*r, *protocol, device, ev);

@@ -52,6 +52,30 @@ double judged_variance(const evaluation& e, const protocol_options& p) {
   return p.relative_variance ? e.bucket_relative_variance : e.bucket_variance;
 }
 
+// How this evaluator starts a measuring worker on dev: its options' limits
+// and environment, and on a GPU the device and what the driver needs.
+worker_recipe recipe_for(const evaluator_options& opt, const device_spec& dev, std::vector<std::string> build_env) {
+  worker_recipe recipe;
+  recipe.scratch_root = opt.scratch_root;
+  recipe.keep_scratch = opt.keep_scratch;
+  worker_start& how = recipe.how;
+  how.env = opt.worker;
+  how.extra_env = std::move(build_env);
+  how.limits = opt.limits;
+  how.threads = static_cast<std::uint32_t>(std::max<std::size_t>(1, how.limits.cores.size()));
+  if (dev.cuda) {
+    how.cuda_visible_devices = std::to_string(dev.index);
+    how.limits.address_space_bytes = 0;
+    // Inside an unprivileged user namespace the NVIDIA driver cannot
+    // initialise (cudaGetDeviceCount: error 304 on the H200 machines), so a
+    // GPU worker runs without the user, network and mount namespaces; its
+    // other limits stay. actors/evaluator/README.md says what that leaves.
+    how.limits.isolate_network = false;
+    how.limits.read_only_filesystem = false;
+  }
+  return recipe;
+}
+
 // One attempt: a fresh worker, load task and candidate, (correctness on the
 // first attempt), paired rounds. Owns the worker for its lifetime.
 class attempt {
@@ -71,24 +95,8 @@ class attempt {
       e_.phase_s[phase] += duration<double>(now - mark).count();
       mark = now;
     };
-    worker_recipe recipe;
-    recipe.scratch_root = opt_.scratch_root;
-    recipe.keep_scratch = opt_.keep_scratch;
-    worker_start& how = recipe.how;
-    how.env = opt_.worker;
-    how.extra_env = build_env_;
-    how.limits = opt_.limits;
-    how.threads = static_cast<std::uint32_t>(std::max<std::size_t>(1, how.limits.cores.size()));
-    if (dev_.cuda) {
-      how.cuda_visible_devices = std::to_string(dev_.index);
-      how.limits.address_space_bytes = 0;
-      // Inside an unprivileged user namespace the NVIDIA driver cannot
-      // initialise (cudaGetDeviceCount: error 304 on the H200 machines), so a
-      // GPU worker runs without the user, network and mount namespaces; its
-      // other limits stay. actors/evaluator/README.md says what that leaves.
-      how.limits.isolate_network = false;
-      how.limits.read_only_filesystem = false;
-    }
+    const worker_recipe recipe = recipe_for(opt_, dev_, build_env_);
+    const worker_start& how = recipe.how;
     auto started = pool_.take(recipe);
     if (!started) return started.error();
     scratch_.emplace(std::move(started->scratch));
@@ -426,7 +434,7 @@ class attempt {
       const double sd = std::sqrt(e_.bucket_relative_variance) * e_.speedup_raw;
       const double rel_stderr = 1.2533 * sd / std::sqrt(static_cast<double>(k)) / std::max(1e-12, e_.speedup_raw);
       if (p_.early_stop && judged_variance(e_, p_) <= p_.void_variance * p_.stop_variance_margin &&
-          rel_stderr <= p_.stop_relative_stderr)
+          rel_stderr <= p_.stop_target(e_.speedup_raw, rel_stderr))
         break;
       if (window_over || rounds_over) break;
     }
@@ -608,10 +616,19 @@ std::filesystem::path evaluator_options::default_scratch_root() {
   return std::filesystem::path(t && *t ? t : "/tmp") / "crucible-eval";
 }
 
-evaluator::evaluator(evaluator_options options, std::shared_ptr<compile_cache> cache)
+evaluator::evaluator(evaluator_options options, std::shared_ptr<compile_cache> cache, std::shared_ptr<cpu_stage> cpu)
     : options_(std::move(options)),
       cache_(cache ? std::move(cache) : std::make_shared<compile_cache>(options_.compile)),
-      workers_(options_.warm_spares, options_.warm_spares_gpu) {}
+      workers_(options_.warm_spares, options_.warm_spares_gpu),
+      cpu_(cpu ? std::move(cpu)
+               : std::make_shared<cpu_stage>(cache_, options_.worker, options_.limits, options_.scratch_root)) {}
+
+status evaluator::prime(const std::string& device) {
+  auto dev = parse_device(device);
+  if (!dev) return dev.error();
+  workers_.prime(recipe_for(options_, *dev, cache_->worker_env()));
+  return {};
+}
 
 result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_options& p) {
   const auto t0 = clock_type::now();
@@ -631,18 +648,23 @@ result<evaluation> evaluator::evaluate(const eval_request& req, const protocol_o
   };
 
   // A candidate that does not parse is judged before anything imports torch
-  // (syntax_check.hpp); when the check cannot judge, the worker does.
-  auto syntax = syntax_error_of(req.candidate_source, options_.worker, options_.limits, options_.scratch_root);
+  // (syntax_check.hpp); when the check cannot judge, the worker does. Both
+  // it and the compile ran ahead when the job was prefetched (cpu_stage.hpp).
+  auto cpu = cpu_->take(req.candidate_source, req.task_source);
   const auto parsed = clock_type::now();
-  e.phase_s["syntax_check"] = duration<double>(parsed - checked).count();
+  if (cpu.ahead) {
+    e.phase_s["cpu_stage_wait"] = duration<double>(parsed - checked).count();
+  } else {
+    e.phase_s["syntax_check"] = cpu.syntax_s;
+    e.phase_s["compile"] = cpu.compile_s;
+  }
+  auto& syntax = cpu.syntax;
   if (syntax && *syntax) {
     e.status = eval_status::compile_error;
     e.reason = "candidate failed while loading the candidate: candidate does not parse: " + first_line(**syntax);
     return finish();
   }
-
-  auto compiled = cache_->prepare(req.candidate_source, req.task_source, options_.worker, options_.scratch_root);
-  e.phase_s["compile"] = duration<double>(clock_type::now() - parsed).count();
+  auto& compiled = *cpu.compiled;
   if (!compiled) return compiled.error();
   e.compiled = compiled->needed;
   e.compile_cache_hit = compiled->hit;

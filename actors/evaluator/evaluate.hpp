@@ -25,6 +25,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "actors/evaluator/compile_cache.hpp"
+#include "actors/evaluator/cpu_stage.hpp"
 #include "actors/evaluator/protocol.hpp"
 #include "actors/evaluator/sandbox.hpp"
 #include "actors/evaluator/worker_pool.hpp"
@@ -120,10 +121,22 @@ struct evaluator_options {
 
 class evaluator {
  public:
-  // cache: shared with other evaluators; null makes a private one.
-  explicit evaluator(evaluator_options options = {}, std::shared_ptr<compile_cache> cache = nullptr);
+  // cache: shared with other evaluators; null makes a private one. cpu: its
+  // CPU stage, when the caller prefetches through it from another thread
+  // (the evaluator role); null makes one on this cache.
+  explicit evaluator(evaluator_options options = {}, std::shared_ptr<compile_cache> cache = nullptr,
+                     std::shared_ptr<cpu_stage> cpu = nullptr);
 
   result<evaluation> evaluate(const eval_request& request, const protocol_options& protocol);
+
+  // Starts the CPU stage (syntax check, compile) of a job that will come
+  // next, on other cores (cpu_stage.hpp). Thread-safe.
+  void prefetch(const eval_request& request) { cpu_->ahead(request.candidate_source, request.task_source); }
+
+  // Starts every warm spare for this device now (worker_pool::prime), before
+  // the first job: the role calls it when it starts. Errors: invalid_argument
+  // (device). Call from the thread that calls evaluate().
+  status prime(const std::string& device);
 
   compile_cache& cache() { return *cache_; }
   const evaluator_options& options() const { return options_; }
@@ -132,6 +145,7 @@ class evaluator {
   evaluator_options options_;
   std::shared_ptr<compile_cache> cache_;
   worker_pool workers_;
+  std::shared_ptr<cpu_stage> cpu_;
 };
 
 // One evaluation with default evaluator options.

@@ -326,6 +326,43 @@ TEST_CASE("an inline extension compiles once, and a broken one is a compile erro
   CHECK(ev.cache().misses() == 2);
 }
 
+TEST_CASE("a prefetched job's syntax check and compile ran ahead: its evaluation takes them, verdicts unchanged") {
+  std::optional<scratch_dir> cache;
+  evaluator ev = fresh_cache_evaluator(cache);
+  const auto dir = tasks / "cpu" / "scale_relu";
+  auto inline_req = load_request(dir / "task.py", dir / "inline_kernel.py", "cpu", 7);
+  auto broken_req = load_request(dir / "task.py", dir / "not_compiling_inline.py", "cpu", 7);
+  auto syntax_req = load_request(tasks / "cpu" / "diag_matmul" / "task.py",
+                                 tasks / "cpu" / "diag_matmul" / "not_compiling.py", "cpu", 7);
+  REQUIRE((inline_req.ok() && broken_req.ok() && syntax_req.ok()));
+  for (auto* r : {&*inline_req, &*broken_req, &*syntax_req}) ev.prefetch(*r);
+  ev.prefetch(*inline_req);  // a second prefetch of a held job is one job
+  for (auto* r : {&*inline_req, &*broken_req, &*syntax_req}) {
+    auto e = ev.evaluate(*r, quick());
+    REQUIRE(e.ok());
+    INFO(e->text());
+    // The CPU stage's time is what the evaluation waited for it, not its own steps.
+    CHECK(e->phase_s.count("cpu_stage_wait") == 1);
+    CHECK(e->phase_s.count("compile") == 0);
+    if (r == &*inline_req) {
+      CHECK(e->status == eval_status::ok);
+      CHECK(e->compiled);
+      CHECK(e->extensions_imported == 1);
+      CHECK(e->extensions_built == 0);
+    } else {
+      CHECK(e->status == eval_status::compile_error);
+      CHECK(e->reason.find(r == &*syntax_req ? "candidate does not parse" : "compiling the candidate") !=
+            std::string::npos);
+    }
+  }
+  CHECK(ev.cache().misses() == 2);
+  // Not prefetched: the steps run in line, as before.
+  auto again = ev.evaluate(*inline_req, quick());
+  REQUIRE(again.ok());
+  CHECK(again->phase_s.count("compile") == 1);
+  CHECK(again->compile_cache_hit);
+}
+
 TEST_CASE("an extension built on the first forward into a folder the candidate names is built ahead by the pool") {
   std::optional<scratch_dir> cache;
   evaluator ev = fresh_cache_evaluator(cache);

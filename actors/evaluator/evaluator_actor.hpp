@@ -19,14 +19,21 @@
 namespace crucible::evaluator {
 
 using evaluate_atom = caf::atom_constant<caf::atom("evaluate")>;
+using prime_atom = caf::atom_constant<caf::atom("prime")>;
 
+// (prime_atom, device): start the warm spares for that device now
+// (evaluator::prime), before the first job.
 using evaluator_actor =
-    caf::typed_actor<caf::replies_to<evaluate_atom, eval_request, protocol_options>::with<evaluation>>;
+    caf::typed_actor<caf::replies_to<evaluate_atom, eval_request, protocol_options>::with<evaluation>,
+                     caf::reacts_to<prime_atom, std::string>>;
 
 // Spawns a detached evaluator. cache: shared with other evaluators in the
 // process (compiles are then pooled and deduplicated); null makes its own.
+// cpu: the CPU stage its caller prefetches through (cpu_stage.hpp); null
+// makes its own.
 evaluator_actor spawn_evaluator(caf::actor_system& system, evaluator_options options,
-                                std::shared_ptr<compile_cache> cache = nullptr);
+                                std::shared_ptr<compile_cache> cache = nullptr,
+                                std::shared_ptr<cpu_stage> cpu = nullptr);
 
 }  // namespace crucible::evaluator
 

@@ -1,5 +1,6 @@
 #include "actors/evaluator/protocol.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -61,6 +62,12 @@ status apply_tolerance(protocol_options& p, std::string_view setting) {
     p.dtype_tolerance[std::string(dtype)] = {*atol, *rtol};
   }
   return {};
+}
+
+double protocol_options::stop_target(double speedup, double rel_stderr) const {
+  const double se = rel_stderr * speedup;
+  const bool far = stop_far_factor > 1 && (speedup - 3 * se >= stop_far_factor || speedup + 3 * se <= 1 / stop_far_factor);
+  return far ? std::max(stop_relative_stderr, stop_far_relative_stderr) : stop_relative_stderr;
 }
 
 std::string protocol_options::text() const {

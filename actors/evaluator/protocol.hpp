@@ -129,6 +129,17 @@ struct protocol_options {
   std::uint32_t min_rounds = 140;
   double stop_variance_margin = 0.1;
   double stop_relative_stderr = 0.003;
+  // A speedup far from break-even (its three-standard-error interval wholly
+  // above stop_far_factor, or wholly below its inverse) stops at the looser
+  // stop_far_relative_stderr: what its reward settles, faster or slower by
+  // that much, is then certain, and a 1% error does not move a 26x reward
+  // across anything a group compares it with, while the tiny candidate
+  // times of a large ratio rarely give 0.3% (on an H200 a 26x kernel ran the
+  // whole 120 s window). Near 1.00 nothing changes: identity still needs
+  // stop_relative_stderr. Defaults 2, 0.01 (one standard error is 1% of the
+  // reward).
+  double stop_far_factor = 2.0;
+  double stop_far_relative_stderr = 0.01;
   // Hard limits of the measurement window. Defaults 1,000,000 rounds and
   // 120 s. The paper's window is 1800 s (protocol "paper"); on a shared CPU a
   // candidate whose bucket means never settle (an elementwise rewrite of a
@@ -149,6 +160,10 @@ struct protocol_options {
   // --- seeds
   // Reference and candidate models are built after torch.manual_seed of a
   // value drawn from the evaluation's seed; inputs likewise per trial/round.
+
+  // The relative standard error at which the early stop settles a speedup
+  // measured with this relative standard error so far.
+  double stop_target(double speedup, double rel_stderr) const;
 
   std::string text() const;  // one line for logs
   tolerance_table tolerances() const;  // what the worker is told to apply

@@ -1,4 +1,5 @@
 #include "actors/evaluator/statistics.hpp"
+#include "actors/evaluator/protocol.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,4 +141,18 @@ TEST_CASE("bucket statistics are named both ways") {
                  bucket_statistic::median})
     CHECK(bucket_statistic_by_name(to_string(s)).value() == s);
   CHECK_FALSE(bucket_statistic_by_name("mode").ok());
+}
+
+TEST_CASE("the early stop settles a speedup far from 1.00 at 1% and one near it at 0.3%") {
+  protocol_options p;
+  CHECK(p.stop_target(1.0, 0.002) == doctest::Approx(0.003));
+  CHECK(p.stop_target(1.9, 0.002) == doctest::Approx(0.003));
+  // 26x with a 0.8% standard error: the interval 26 +- 3 * 0.21 is far above 2.
+  CHECK(p.stop_target(26.0, 0.008) == doctest::Approx(0.01));
+  CHECK(p.stop_target(0.1, 0.008) == doctest::Approx(0.01));
+  // 2.1x whose interval reaches below 2 is not far yet.
+  CHECK(p.stop_target(2.1, 0.02) == doctest::Approx(0.003));
+  // Without the far rule (stop_far_factor 0) one target holds everywhere.
+  p.stop_far_factor = 0;
+  CHECK(p.stop_target(26.0, 0.008) == doctest::Approx(0.003));
 }

@@ -51,6 +51,19 @@ std::vector<int> worker_pool::spare_pids() const {
   return out;
 }
 
+void worker_pool::prime(const worker_recipe& recipe) { top_up(recipe, ~0u); }
+
+void worker_pool::top_up(const worker_recipe& recipe, unsigned at_most) {
+  if (!spare_recipe_ || !spare_recipe_->same_as(recipe)) spares_.clear();  // another device or limits
+  spare_recipe_ = recipe;
+  const unsigned want = recipe.how.cuda_visible_devices.empty() ? cpu_spares_ : gpu_spares_;
+  for (unsigned i = 0; i < at_most && spares_.size() < want; ++i) {
+    auto next = start(recipe, spare_cores(recipe.how.limits.cores));
+    if (!next) break;
+    spares_.push_back(std::move(next.value()));
+  }
+}
+
 result<started_worker> worker_pool::take(const worker_recipe& recipe) {
   if (!spare_recipe_ || !spare_recipe_->same_as(recipe)) spares_.clear();  // another device or limits
   std::optional<started_worker> out;
@@ -71,13 +84,7 @@ result<started_worker> worker_pool::take(const worker_recipe& recipe) {
   }
   // Up to two new spares per take, until there are as many as wanted: they
   // start about one evaluation apart, so that one is ready at every take.
-  const unsigned want = recipe.how.cuda_visible_devices.empty() ? cpu_spares_ : gpu_spares_;
-  for (int i = 0; i < 2 && spares_.size() < want; ++i) {
-    auto next = start(recipe, spare_cores(recipe.how.limits.cores));
-    if (!next) break;
-    spares_.push_back(std::move(next.value()));
-    spare_recipe_ = recipe;
-  }
+  top_up(recipe, 2);
   return std::move(*out);
 }
 

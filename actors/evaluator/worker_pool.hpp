@@ -55,10 +55,16 @@ class worker_pool {
   // (scratch, process start).
   result<started_worker> take(const worker_recipe& recipe);
 
+  // Starts spares up to the count at once (an evaluator that knows its
+  // device before its first job: evaluator::prime), so that the first
+  // evaluations do not wait for the ramp of take()'s two a time.
+  void prime(const worker_recipe& recipe);
+
   // The spares' pids (nvidia-smi lists them on the evaluator's own GPU).
   std::vector<int> spare_pids() const;
 
  private:
+  void top_up(const worker_recipe& recipe, unsigned at_most);
   static result<started_worker> start(const worker_recipe& recipe, const std::vector<int>& cores);
 
   unsigned cpu_spares_, gpu_spares_;

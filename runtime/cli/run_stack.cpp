@@ -62,7 +62,8 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
     eo.tolerances = run.tolerances;
     eo.warm_spares = run.warm_spares;
     const std::string name = "evaluator-" + std::to_string(i);
-    CRUCIBLE_TRY(stack->host(name, msg::Role::Evaluator, 1, roles::spawn_evaluator_service(sys, eo, name)));
+    CRUCIBLE_TRY(stack->host(name, msg::Role::Evaluator, roles::evaluator_slots(eo),
+                             roles::spawn_evaluator_service(sys, eo, name)));
   }
   roles::exemplar_service_options xo;
   xo.db_dir = dir + "/exemplars";

@@ -93,10 +93,11 @@ bus::bytes measurement_envelope(const ev::evaluation& e, const msg::Candidate& c
 
 class evaluator_handler final : public node::job_handler {
  public:
-  evaluator_handler(caf::actor_system& sys, ev::evaluator_actor actor, fs::path tasks, ev::device_spec device,
-                    std::string model, ev::protocol_options protocol, std::string name)
-      : sys_(sys), actor_(std::move(actor)), tasks_(std::move(tasks)), spec_(device), device_(device.text()),
-        model_(std::move(model)), protocol_(std::move(protocol)), name_(std::move(name)) {}
+  evaluator_handler(caf::actor_system& sys, ev::evaluator_actor actor, std::shared_ptr<ev::cpu_stage> cpu,
+                    fs::path tasks, ev::device_spec device, std::string model, ev::protocol_options protocol,
+                    std::string name)
+      : sys_(sys), actor_(std::move(actor)), cpu_(std::move(cpu)), tasks_(std::move(tasks)), spec_(device),
+        device_(device.text()), model_(std::move(model)), protocol_(std::move(protocol)), name_(std::move(name)) {}
 
   void run(const bus::worker_session::job_request& job, done_fn done) override {
     bool verify = job.kind.rfind("verify:", 0) == 0;
@@ -116,6 +117,9 @@ class evaluator_handler final : public node::job_handler {
     // One seed per candidate, recorded with the result; a verification uses another.
     req.seed = std::hash<std::string>{}(std::string(str(c->candidate_id())) + (verify ? "/verify" : ""));
     auto candidate = bus::bytes(job.payload);
+    // Queued behind the running job (when the hub gave this one a prefetch
+    // slot): its syntax check and compile start now, on other cores.
+    cpu_->ahead(req.candidate_source, req.task_source);
     gpu_state gpu = read_gpu_state(spec_);
     node::ask<ev::evaluation>(
         sys_, actor_,
@@ -132,6 +136,7 @@ class evaluator_handler final : public node::job_handler {
  private:
   caf::actor_system& sys_;
   ev::evaluator_actor actor_;
+  std::shared_ptr<ev::cpu_stage> cpu_;
   fs::path tasks_;
   ev::device_spec spec_;
   std::string device_, model_;
@@ -145,6 +150,11 @@ struct evaluator_args {
 };
 
 }  // namespace
+
+std::uint32_t evaluator_slots(const evaluator_service_options& o) {
+  const bool gpu = o.device.rfind("cuda", 0) == 0;
+  return 1 + static_cast<std::uint32_t>(o.prefetch >= 0 ? o.prefetch : gpu ? 2 : 0);
+}
 
 result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_service_options& o,
                                         const std::string& name) {
@@ -160,8 +170,11 @@ result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_
   ev::evaluator_options eo;
   if (!o.cores.empty()) eo.limits.cores = o.cores;
   eo.warm_spares = o.warm_spares;
-  auto actor = ev::spawn_evaluator(sys, eo);
-  return service{std::make_shared<evaluator_handler>(sys, actor, o.tasks, *device, model, *protocol, name),
+  auto cache = std::make_shared<ev::compile_cache>(eo.compile);
+  auto cpu = std::make_shared<ev::cpu_stage>(cache, eo.worker, eo.limits, eo.scratch_root);
+  auto actor = ev::spawn_evaluator(sys, eo, cache, cpu);
+  caf::anon_send(actor, ev::prime_atom::value, device->text());
+  return service{std::make_shared<evaluator_handler>(sys, actor, cpu, o.tasks, *device, model, *protocol, name),
                  {"measure", "verify:" + model},
                  caf::actor_cast<caf::actor>(actor),
                  "evaluator on " + device->text() + " (" + model + "), protocol " + protocol->name + ", tasks under " +
@@ -182,10 +195,13 @@ cli::command add_evaluator_role(CLI::App& app) {
   cmd->add_option("--tolerance", a->service.tolerances,
                   "ATOL[:RTOL] for every output, or DTYPE=ATOL[:RTOL] for outputs of that torch dtype "
                   "(float16, bfloat16, ...); repeatable, after --strict");
+  cmd->add_option("--prefetch", a->service.prefetch,
+                  "jobs held beyond the one measured, compiled ahead on other cores (default 2 on a GPU, 0 on CPU)");
   add_role_options(*cmd, a->common, "evaluator");
-  // One evaluation at a time owns the device.
+  // One evaluation at a time owns the device; the prefetched jobs wait in
+  // the actor's mailbox, in order.
   return {cmd, [a] {
-            return serve("evaluator", msg::Role::Evaluator, 1, a->common,
+            return serve("evaluator", msg::Role::Evaluator, evaluator_slots(a->service), a->common,
                          [a](caf::actor_system& sys, const std::string& name) {
                            return spawn_evaluator_service(sys, a->service, name);
                          });

@@ -53,7 +53,15 @@ struct evaluator_service_options {
   std::vector<std::string> tolerances;         // "ATOL[:RTOL]" or "DTYPE=ATOL[:RTOL]" (apply_tolerance)
   std::vector<int> cores;                      // CPU cores of its sandbox workers; default: the last core
   std::uint32_t warm_spares = 1;               // spare workers kept on CPU (worker_pool.hpp); default 1
+  // Jobs held beyond the one being measured, their syntax check and compile
+  // run ahead on other cores (cpu_stage.hpp); -1: 2 on a GPU, 0 on CPU
+  // (where a held job would wait for this evaluator while another is free).
+  int prefetch = -1;
 };
+
+// The bus slots of an evaluator with these options: the running job and
+// the prefetched ones.
+std::uint32_t evaluator_slots(const evaluator_service_options& options);
 
 // Job kinds measure and verify:MODEL (Candidate -> Measurement), MODEL being
 // the device's model ("cpu", "NVIDIA H200"). Errors: bad device, protocol or

@@ -27,6 +27,17 @@ import time
 import traceback
 import types
 
+# The worker's timeline (seconds since this interpreter started), reported
+# with the task's load so that an evaluation's load_task phase splits into
+# what the start still owed and the task's own work (issue 18).
+_STARTED = time.time()
+TIMELINE = {}
+
+
+def _mark(name):
+    TIMELINE[name] = time.time() - _STARTED
+
+
 # Copies taken before any candidate code exists (issue 4 extends these checks).
 _perf_counter = time.perf_counter
 _thread_time = time.thread_time
@@ -78,6 +89,8 @@ import defences as D  # noqa: E402  (worker/defences.py, beside this file)
 import extensions  # noqa: E402  (worker/extensions.py: inline builds, once)
 import settings  # noqa: E402  (worker/settings.py: the own-settings rule)
 import stream_fence  # noqa: E402  (worker/stream_fence.py: the device clock sees every stream)
+
+_mark("imported")
 
 # torch.compile's compile workers would be forked processes, which the guard
 # refuses inside candidate code: compile in this process instead.
@@ -312,6 +325,15 @@ def build_failed_kind(otherwise):
 # ---------------------------------------------------------------- requests
 
 def on_load_task(req):
+    _mark("request")
+    lap, steps = time.time(), []
+
+    def step(name):
+        nonlocal lap
+        now = time.time()
+        steps.append((name, now - lap))
+        lap = now
+
     S.device = req.Device().decode() if req.Device() else "cpu"
     S.threads = max(1, req.Threads())
     S.init_seed = req.InitSeed()
@@ -319,6 +341,7 @@ def on_load_task(req):
     S.task = make_module(req.ModuleName().decode(), req.Source().decode(), "task")
     require(S.task, ["Model", "get_inputs", "get_init_inputs"], "task", task_fault=True)
     S.model = build(S.task.Model, "task Model", True)
+    step("model")
     probes = []
     for i in range(req.ProbeSeedsLength()):
         inputs = make_inputs(req.ProbeSeeds(i))
@@ -334,6 +357,7 @@ def on_load_task(req):
         S.cuda_limits = D.CudaLimits()
         calibrate_sleep()
         S.fence = stream_fence.StreamFence()
+    step("probes")
     # Everything the candidate could change, taken before it exists.
     S.task_file = "<%s>" % req.ModuleName().decode()
     S.protected = D.protected_storages([S.model], [S.task])
@@ -342,7 +366,9 @@ def on_load_task(req):
     S.model_fingerprint = D.ModelFingerprint(S.model)
     S.fingerprint = D.Fingerprint(globals(), protected_state)
     S.fingerprint.seal()
+    step("fingerprints")
     info = ["torch=" + torch.__version__, "python=%d.%d" % sys.version_info[:2], "pid=%d" % os.getpid()]
+    info += timeline_info(steps)
     if S.device.startswith("cuda"):
         info.append("device_name=" + torch.cuda.get_device_name(0))
     return {"info": info, "ref_s": probes, "cand_s": []}
@@ -990,6 +1016,17 @@ def warm_up():
         S.cuda_limits = D.CudaLimits()
         calibrate_sleep()
         S.fence = stream_fence.StreamFence()
+    _mark("ready")
+
+
+def timeline_info(steps):
+    """One line of the worker's start and one of the task's load, seconds:
+    "worker imported=.. ready=.. request=.." (since the interpreter started;
+    a request before ready means the worker was not warm yet) and
+    "load_task model=.. probes=.. fingerprints=..", for the phase_s split of
+    bench figures (docs/benchmarks.md)."""
+    start = " ".join("%s=%.3f" % (k, TIMELINE[k]) for k in ("imported", "ready", "request") if k in TIMELINE)
+    return ["worker " + start, "load_task " + " ".join("%s=%.3f" % kv for kv in steps)]
 
 
 def main():
