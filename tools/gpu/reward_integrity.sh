@@ -15,7 +15,8 @@
 # (540); STEPS ("1 2 3 4"); RESULTS (where files go; RESULTS=$OUT brings
 # them back); SUITE_ARGS; REPEAT (1, for step 3); COMPARE_ONLY (job name
 # prefixes step 3 keeps); PROBE=1 first times CUDA's start under Landlock
-# (tools/gpu/landlock_probe.py).
+# (tools/gpu/landlock_probe.py) and a worker's start and task load step by
+# step (tools/gpu/worker_start_probe.py, into start_probe.txt).
 set -uo pipefail
 if (($# < 2)); then
   sed -n '2,/^set -uo/p' "$0" | grep '^#'
@@ -45,6 +46,8 @@ export CUDA_HOME=${CUDA_HOME:-$([[ -d /usr/local/cuda ]] && echo /usr/local/cuda
 
 if [[ "${PROBE:-0}" == 1 ]]; then
   for v in none fs+/proc/self; do "$py" tools/gpu/landlock_probe.py "$v" 2>&1 | tail -1; done
+  CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/worker_start_probe.py "$kb/level1/19_ReLU.py" "$build/generated/python" 2>&1 |
+    tee "$res/start_probe.txt" | head -1
 fi
 if [[ " $steps " == *" 1 "* ]]; then
   echo "=== 1. the CUDA hack catalogue"
