@@ -38,7 +38,7 @@ struct hub_fixture {
     hub = std::make_unique<child>(crucible_binary(),
                                   std::vector<std::string>{"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
                                   dir + "/hub.log");
-    REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 30s));
+    REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
   }
 
   std::unique_ptr<child> python_detector(const std::string& name, const std::vector<std::string>& extra = {}) {

@@ -135,7 +135,7 @@ result<roles::service> spawn_learner_service(caf::actor_system& sys, const learn
   peer.name = name + "-events";
   peer.node = logging::host_name();
   peer.role = msg::Role::Learner;
-  auto transport = bus::connect_peer_transport(connect, peer.name);
+  auto transport = bus::connect_peer_transport(connect, peer.name, {.keys = peer.keys});
   if (!transport) return transport.error();
   node::client_actor_options co;
   co.peer = peer;
@@ -180,6 +180,7 @@ cli::command add_learner_role(CLI::App& app) {
             std::string connect = "tcp://127.0.0.1:5555";
             if (auto s = config::read(file->get("bus"), peer, connect); !s) return cli::fail(s.error());
             if (!a->common.connect.empty()) connect = a->common.connect;
+            if (!a->common.keys.empty()) peer.keys = a->common.keys;
             return roles::serve("learner", msg::Role::Learner, slots, a->common,
                                 [options, connect, peer](caf::actor_system& sys, const std::string& name) {
                                   return spawn_learner_service(sys, options, connect, peer, name);

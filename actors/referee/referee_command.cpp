@@ -18,7 +18,7 @@ namespace crucible::referee {
 
 namespace {
 struct referee_args {
-  std::string config, connect, name, ledger, log_level;
+  std::string config, connect, name, ledger, log_level, keys;
 };
 
 int run_referee(const referee_args& a) {
@@ -34,6 +34,7 @@ int run_referee(const referee_args& a) {
   if (!a.connect.empty()) connect = a.connect;
   if (!a.name.empty()) peer.name = a.name;
   if (!a.ledger.empty()) options.ledger_dir = a.ledger;
+  if (!a.keys.empty()) peer.keys = a.keys;
   if (!a.log_level.empty()) log.level = a.log_level;
   if (peer.name.empty()) peer.name = cli::default_name("referee");
   peer.node = logging::host_name();
@@ -51,7 +52,7 @@ int run_referee(const referee_args& a) {
   return cli::wait_for_shutdown(sys, {svc->referee, svc->worker});
 }
 struct settle_args {
-  std::string connect = "tcp://127.0.0.1:5555", name, task, candidate, id;
+  std::string connect = "tcp://127.0.0.1:5555", name, task, candidate, id, keys;
   double timeout_s = 1800;
 };
 
@@ -67,7 +68,7 @@ int run_settle(const settle_args& a) {
   std::stringstream code;
   code << in.rdbuf();
   std::string id = a.id.empty() ? peer.name + "/" + a.task : a.id;
-  auto transport = bus::connect_peer_transport(a.connect, peer.name);
+  auto transport = bus::connect_peer_transport(a.connect, peer.name, {.keys = a.keys});
   if (!transport) return cli::fail(transport.error());
   cli::install_signal_handlers();
   node::job_run_options run;
@@ -102,6 +103,7 @@ cli::command add_settle_command(CLI::App& app) {
   cmd->add_option("--candidate", a->candidate, "the candidate's source file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--id", a->id, "candidate id (default NAME/TASK), unique for the run: the hub answers a settle job id it has completed and forgotten with no result");
   cmd->add_option("--name", a->name, "unique client name (default settle-HOST-PID)");
+  cmd->add_option("--keys", a->keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--timeout-s", a->timeout_s, "give up after this many seconds (default 1800)");
   return {cmd, [a] { return run_settle(*a); }};
 }
@@ -114,6 +116,7 @@ cli::command add_referee_command(CLI::App& app) {
   cmd->add_option("--connect", a->connect, "hub address, e.g. tcp://HOST:5555")->envname("CRUCIBLE_CONNECT");
   cmd->add_option("--name", a->name, "unique name on the bus (default referee-HOST-PID)");
   cmd->add_option("--ledger", a->ledger, "directory of its RocksDB ledger (default referee-ledger)");
+  cmd->add_option("--keys", a->keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
   return {cmd, [a] { return run_referee(*a); }};
 }

@@ -20,7 +20,7 @@ namespace crucible::rollout {
 namespace {
 
 struct rollout_args {
-  std::string config, connect, name, model, log_level, print_prompt;
+  std::string config, connect, name, model, log_level, print_prompt, keys;
   std::vector<std::string> exemplars;  // SCORE:FILE
   std::int64_t groups = -1;
 };
@@ -88,6 +88,7 @@ int run_rollout(const rollout_args& a) {
   if (auto s = read(file->get("rollout"), options); !s) return cli::fail(s.error());
   if (!a.connect.empty()) connect = a.connect;
   if (!a.name.empty()) peer.name = a.name;
+  if (!a.keys.empty()) peer.keys = a.keys;
   if (!a.model.empty()) options.model = a.model;
   if (a.groups >= 0) options.groups = static_cast<std::uint64_t>(a.groups);
   if (!a.log_level.empty()) log.level = a.log_level;
@@ -101,7 +102,7 @@ int run_rollout(const rollout_args& a) {
   placement.device = options.device;
   auto policy = policy::policy::load(options.model, placement);
   if (!policy) return cli::fail(policy.error());
-  auto transport = bus::connect_peer_transport(connect, peer.name);
+  auto transport = bus::connect_peer_transport(connect, peer.name, {.keys = peer.keys});
   if (!transport) return cli::fail(transport.error());
 
   cli::install_signal_handlers();
@@ -125,6 +126,7 @@ cli::command add_rollout_command(CLI::App& app) {
   cmd->add_option("--connect", a->connect, "hub address, e.g. tcp://HOST:5555")->envname("CRUCIBLE_CONNECT");
   cmd->add_option("--model", a->model, "Hugging Face folder of the policy (else [rollout] model)");
   cmd->add_option("--name", a->name, "unique name on the bus (default rollout-HOST-PID); candidate ids start with it");
+  cmd->add_option("--keys", a->keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--groups", a->groups, "stop after this many groups (else [rollout] groups; 0: never)");
   cmd->add_option("--print-prompt", a->print_prompt, "print the prompt of a group on this task id and exit");
   cmd->add_option("--exemplar", a->exemplars, "with --print-prompt: a previous code SCORE:FILE (repeatable)");

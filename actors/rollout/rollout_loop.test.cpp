@@ -145,7 +145,7 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   std::string address = "tcp://127.0.0.1:" + std::to_string(port);
   child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
             dir + "/hub.log");
-  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 30s));
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
   child evaluator(crucible_binary(),
                   {"evaluator", "--config", config, "--connect", address, "--name", "ev", "--tasks", tasks,
                    "--protocol", "quick"},
@@ -285,7 +285,7 @@ TEST_CASE("a rollout whose generations keep failing stops after three with the r
   std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
   child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
             dir + "/hub.log");
-  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 30s));
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
   child exemplars(crucible_binary(),
                   {"exemplar", "--config", config, "--connect", address, "--name", "exemplar", "--db", dir + "/db"},
                   dir + "/exemplar.log");

@@ -22,6 +22,7 @@ struct peer_options {
   std::chrono::milliseconds dead_after{3000};   // hub silent this long: register again
   std::chrono::milliseconds retry{1000};     // resend an unanswered submit or result after this
   std::chrono::milliseconds accepted_retry{5000};  // resend an accepted submit still without result
+  std::string keys;                          // CURVE key folder (curve_keys.hpp); empty: plain
 };
 
 }  // namespace crucible::bus

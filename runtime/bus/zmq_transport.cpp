@@ -6,7 +6,9 @@
 #include <zmq.hpp>
 
 #include "runtime/bus/batch.hpp"
+#include "runtime/bus/curve_keys.hpp"
 #include "runtime/bus/endpoints.hpp"
+#include "runtime/bus/zap_authenticator.hpp"
 
 namespace crucible::bus {
 
@@ -43,6 +45,20 @@ void set_common(zmq::socket_t& s, const zmq_options& o) {
   s.set(zmq::sockopt::sndhwm, o.send_high_water);
   s.set(zmq::sockopt::rcvhwm, o.receive_high_water);
   s.set(zmq::sockopt::linger, o.linger_ms);
+}
+
+// A hub socket as a CURVE server whose handshakes the ZAP domain decides.
+void curve_server(zmq::socket_t& s, const curve_keys& k, const std::string& domain) {
+  s.set(zmq::sockopt::curve_server, 1);
+  s.set(zmq::sockopt::curve_secretkey, k.secret_key);  // 40 Z85 characters, as libzmq 4.3 takes them
+  s.set(zmq::sockopt::zap_domain, domain);
+}
+
+// A peer socket as a CURVE client of the hub's public key.
+void curve_client(zmq::socket_t& s, const curve_keys& k) {
+  s.set(zmq::sockopt::curve_serverkey, k.server_key);
+  s.set(zmq::sockopt::curve_publickey, k.public_key);
+  s.set(zmq::sockopt::curve_secretkey, k.secret_key);
 }
 
 // Reads every part of one message; returns them all.
@@ -174,6 +190,16 @@ class zmq_hub_transport final : public zmq_endpoint {
     router_.set(zmq::sockopt::router_handover, 1);
   }
 
+  ~zmq_hub_transport() override {
+    if (!domain_.empty()) zap_authenticator::in(process_context()).remove_domain(domain_);
+  }
+
+  // CURVE on the three sockets, the allow list enforced by the ZAP handler.
+  void secure(const std::string& dir, const hub_keys& keys) {
+    domain_ = zap_authenticator::in(process_context()).add_domain(dir, keys.allowed);
+    for (auto* s : {&router_, &xsub_, &xpub_}) curve_server(*s, keys.own, domain_);
+  }
+
   status bind() {
     try {
       router_.bind(ep_.direct);
@@ -218,7 +244,7 @@ class zmq_hub_transport final : public zmq_endpoint {
   // The hub receives every published event (its XSUB asks for all of them).
   status subscribe(std::string_view) override { return {}; }
 
-  std::string describe() const override { return "zmq hub " + ep_.direct; }
+  std::string describe() const override { return "zmq hub " + ep_.direct + (domain_.empty() ? "" : " (CURVE)"); }
 
  private:
   std::vector<zmq::pollitem_t> poll_items() override {
@@ -249,6 +275,7 @@ class zmq_hub_transport final : public zmq_endpoint {
 
   hub_endpoints ep_;
   zmq::socket_t router_, xsub_, xpub_;
+  std::string domain_;  // the ZAP domain of its allow list; empty without CURVE
 };
 
 class zmq_peer_transport final : public zmq_endpoint {
@@ -261,6 +288,11 @@ class zmq_peer_transport final : public zmq_endpoint {
         sub_(process_context(), zmq::socket_type::sub) {
     for (auto* s : {&dealer_, &pub_, &sub_}) set_common(*s, o);
     dealer_.set(zmq::sockopt::routing_id, name_);
+  }
+
+  void secure(const curve_keys& keys) {
+    for (auto* s : {&dealer_, &pub_, &sub_}) curve_client(*s, keys);
+    curve_ = true;
   }
 
   status connect() {
@@ -307,7 +339,9 @@ class zmq_peer_transport final : public zmq_endpoint {
     return {};
   }
 
-  std::string describe() const override { return "zmq peer " + name_ + " -> " + ep_.direct; }
+  std::string describe() const override {
+    return "zmq peer " + name_ + " -> " + ep_.direct + (curve_ ? " (CURVE)" : "");
+  }
 
  private:
   std::vector<zmq::pollitem_t> poll_items() override {
@@ -329,6 +363,7 @@ class zmq_peer_transport final : public zmq_endpoint {
   hub_endpoints ep_;
   std::string name_;
   zmq::socket_t dealer_, pub_, sub_;
+  bool curve_ = false;
 };
 
 }  // namespace
@@ -337,6 +372,11 @@ result<std::unique_ptr<transport>> bind_hub_transport(const std::string& address
   auto ep = derive_endpoints(address);
   if (!ep) return ep.error();
   auto t = std::make_unique<zmq_hub_transport>(*ep, o);
+  if (!o.keys.empty()) {
+    auto keys = load_hub_keys(o.keys);
+    if (!keys) return keys.error();
+    t->secure(o.keys, *keys);
+  }
   CRUCIBLE_TRY(t->bind());
   return std::unique_ptr<transport>(std::move(t));
 }
@@ -347,6 +387,11 @@ result<std::unique_ptr<transport>> connect_peer_transport(const std::string& add
   if (!ep) return ep.error();
   if (name.empty()) return make_error(errc::invalid_argument, "a peer needs a non-empty name");
   auto t = std::make_unique<zmq_peer_transport>(*ep, name, o);
+  if (!o.keys.empty()) {
+    auto keys = load_peer_keys(o.keys);
+    if (!keys) return keys.error();
+    t->secure(*keys);
+  }
   CRUCIBLE_TRY(t->connect());
   return std::unique_ptr<transport>(std::move(t));
 }

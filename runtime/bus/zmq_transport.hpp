@@ -16,9 +16,14 @@ struct zmq_options {
   int send_high_water = 100'000;   // messages queued per peer before send fails (ZMQ_SNDHWM)
   int receive_high_water = 100'000;  // ZMQ_RCVHWM
   int linger_ms = 200;             // how long close() waits to flush (ZMQ_LINGER)
+  // A key folder (curve_keys.hpp; `--keys`, `[bus] keys`): every socket
+  // CURVE-encrypted, the hub's accepting only the peers of its allow list.
+  // Empty: plain TCP or IPC, anyone who reaches the port may join.
+  std::string keys;
 };
 
-// The hub's end. Errors: errc::io naming the address that could not be bound.
+// The hub's end. Errors: errc::io naming the address that could not be bound;
+// a key folder that cannot be read, naming the file.
 result<std::unique_ptr<transport>> bind_hub_transport(const std::string& address,
                                                       const zmq_options& options = {});
 

@@ -15,7 +15,7 @@ namespace crucible::cli {
 
 namespace {
 struct hub_args {
-  std::string config, bind, ledger, log_level;
+  std::string config, bind, ledger, log_level, keys;
 };
 
 int run_hub(const hub_args& a) {
@@ -25,15 +25,18 @@ int run_hub(const hub_args& a) {
   hub::hub_options options;
   if (auto s = config::read(file->get("log"), log); !s) return fail(s.error());
   if (auto s = config::read(file->get("hub"), options); !s) return fail(s.error());
+  // [bus]: the key folder here; the in-process referee's peer settings too.
+  bus::peer_options bus_opts;
+  std::string unused_connect;
+  if (auto s = config::read(file->get("bus"), bus_opts, unused_connect); !s) return fail(s.error());
+  if (!a.keys.empty()) bus_opts.keys = a.keys;
 #ifdef CRUCIBLE_HAVE_REFEREE
   // The referee runs in the hub process unless [referee] enabled = false; it
   // joins the hub like any peer ([bus] settings) and keeps its ledger in the
   // hub's RocksDB (family "candidates").
   referee::referee_options referee_opts;
-  bus::peer_options referee_peer;
-  std::string unused_connect;
+  bus::peer_options referee_peer = bus_opts;
   if (auto s = referee::read(file->get("referee"), referee_opts); !s) return fail(s.error());
-  if (auto s = config::read(file->get("bus"), referee_peer, unused_connect); !s) return fail(s.error());
 #endif
   if (!a.bind.empty()) options.bind = a.bind;
   if (!a.ledger.empty()) options.ledger_dir = a.ledger;
@@ -42,10 +45,12 @@ int run_hub(const hub_args& a) {
 
   auto kv = storage::open_rocksdb(options.ledger_dir);
   if (!kv) return fail(kv.error());
-  auto transport = bus::bind_hub_transport(options.bind);
+  auto transport = bus::bind_hub_transport(options.bind, {.keys = bus_opts.keys});
   if (!transport) return fail(transport.error());
-  spdlog::info("hub listening on {} (ledger {}, heartbeat {} ms, dead after {} ms)", options.bind,
-               options.ledger_dir, options.heartbeat.count(), options.dead_after.count());
+  spdlog::info("hub listening on {} (ledger {}, heartbeat {} ms, dead after {} ms, {})", options.bind,
+               options.ledger_dir, options.heartbeat.count(), options.dead_after.count(),
+               bus_opts.keys.empty() ? "no CURVE: any process that reaches the port may join"
+                                     : "CURVE, peers of " + bus_opts.keys + "/authorized_keys only");
 
   install_signal_handlers();
   caf::actor_system_config cfg;
@@ -80,6 +85,7 @@ command add_hub_command(CLI::App& app) {
   cmd->add_option("--bind", a->bind, "address to bind: tcp://HOST:PORT (uses PORT..PORT+2), ipc://PATH")
       ->envname("CRUCIBLE_HUB_BIND");
   cmd->add_option("--ledger", a->ledger, "directory of the job ledger (RocksDB)");
+  cmd->add_option("--keys", a->keys, "CURVE key folder of the hub (crucible keys generate; its authorized_keys lists the peers it accepts; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
   return {cmd, [a] { return run_hub(*a); }};
 }

@@ -32,7 +32,8 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   auto kv = storage::open_rocksdb(hub_opts.ledger_dir);
   if (!kv) return kv.error();
   stack->store_ = std::move(*kv);
-  auto hub_transport = bus::bind_hub_transport(hub_opts.bind);
+  // ipc in the run folder: plain unless [bus] keys names a key folder.
+  auto hub_transport = bus::bind_hub_transport(hub_opts.bind, {.keys = stack->bus_.keys});
   if (!hub_transport) return hub_transport.error();
   stack->adopt(node::spawn_hub(sys, hub_opts, stack->store_, std::shared_ptr<bus::transport>(std::move(*hub_transport))));
 
@@ -98,7 +99,7 @@ status run_stack::host(const std::string& name, msg::Role role, std::uint32_t sl
 }
 
 result<std::shared_ptr<bus::transport>> run_stack::connect(const std::string& name) const {
-  auto t = bus::connect_peer_transport(address_, name);
+  auto t = bus::connect_peer_transport(address_, name, {.keys = bus_.keys});
   if (!t) return t.error();
   return std::shared_ptr<bus::transport>(std::move(*t));
 }

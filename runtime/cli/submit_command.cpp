@@ -20,6 +20,7 @@ namespace {
 struct submit_args {
   std::string connect = "tcp://127.0.0.1:5555", name, kind = "echo", payload, id_prefix, log_level = "warn";
   std::string candidate, task;  // a Candidate payload (measure jobs)
+  std::string keys;             // CURVE key folder
   bool print_results = false;
   std::uint64_t count = 1, payload_bytes = 0, in_flight = 256;
   double timeout_s = 60;
@@ -48,7 +49,7 @@ int run_submit(const submit_args& a) {
   options.name = a.name.empty() ? default_name("client") : a.name;
   options.node = logging::host_name();
   if (auto s = logging::init("client", options.node, log); !s) return fail(s.error());
-  auto transport = bus::connect_peer_transport(a.connect, options.name);
+  auto transport = bus::connect_peer_transport(a.connect, options.name, {.keys = a.keys});
   if (!transport) return fail(transport.error());
   install_signal_handlers();
 
@@ -102,6 +103,7 @@ command add_submit_command(CLI::App& app) {
                                            "exit 0 when all succeed, 1 when some failed, 3 on timeout");
   cmd->add_option("--connect", a->connect, "hub address")->envname("CRUCIBLE_CONNECT");
   cmd->add_option("--name", a->name, "unique client name (default client-HOST-PID)");
+  cmd->add_option("--keys", a->keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--count", a->count, "jobs to submit (default 1)");
   cmd->add_option("--kind", a->kind, "job kind (default echo)");
   cmd->add_option("--payload", a->payload, "payload text (sleep jobs: milliseconds)");

@@ -12,7 +12,7 @@ namespace crucible::cli {
 
 namespace {
 struct worker_args {
-  std::string config, connect, name, log_level;
+  std::string config, connect, name, log_level, keys;
   std::vector<std::string> kinds;
   std::uint32_t slots = 0;
 };
@@ -29,6 +29,7 @@ int run_worker(const worker_args& a) {
   if (auto s = config::read_worker(file->get("worker"), options); !s) return fail(s.error());
   if (!a.connect.empty()) connect = a.connect;
   if (!a.name.empty()) options.name = a.name;
+  if (!a.keys.empty()) options.keys = a.keys;
   if (!a.kinds.empty()) options.job_kinds = a.kinds;
   if (a.slots) options.slots = a.slots;
   if (!a.log_level.empty()) log.level = a.log_level;
@@ -37,7 +38,7 @@ int run_worker(const worker_args& a) {
   options.role = msg::Role::Worker;
   if (auto s = logging::init("worker", options.node, log); !s) return fail(s.error());
 
-  auto transport = bus::connect_peer_transport(connect, options.name);
+  auto transport = bus::connect_peer_transport(connect, options.name, {.keys = options.keys});
   if (!transport) return fail(transport.error());
   spdlog::info("worker {} joining {} (kinds {}, {} slots)", options.name, connect, fmt::join(options.job_kinds, ","),
                options.slots);
@@ -58,6 +59,7 @@ command add_worker_command(CLI::App& app) {
   cmd->add_option("--config", a->config, "TOML config ([log], [bus], [worker])");
   cmd->add_option("--connect", a->connect, "hub address, e.g. tcp://HOST:5555")->envname("CRUCIBLE_CONNECT");
   cmd->add_option("--name", a->name, "unique name on the bus (default worker-HOST-PID)");
+  cmd->add_option("--keys", a->keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--kinds", a->kinds, "job kinds served (default echo null sleep)")->delimiter(',');
   cmd->add_option("--slots", a->slots, "jobs run at once (default 1)");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");

@@ -33,6 +33,7 @@ status read(section s, bus::peer_options& out, std::string& connect) {
   CRUCIBLE_TRY(s.read("dead_after_ms", out.dead_after));
   CRUCIBLE_TRY(s.read("retry_ms", out.retry));
   CRUCIBLE_TRY(s.read("accepted_retry_ms", out.accepted_retry));
+  CRUCIBLE_TRY(s.read("keys", out.keys));
   if (out.heartbeat.count() == 0 || out.dead_after <= out.heartbeat)
     return make_error(errc::invalid_argument, "[bus] dead_after_ms must be larger than heartbeat_ms (> 0)");
   return s.finish();

@@ -12,6 +12,7 @@ void add_role_options(CLI::App& cmd, role_args& a, const std::string& role) {
   cmd.add_option("--config", a.config, "TOML config ([log], [bus])");
   cmd.add_option("--connect", a.connect, "hub address, e.g. tcp://HOST:5555")->envname("CRUCIBLE_CONNECT");
   cmd.add_option("--name", a.name, "unique name on the bus (default " + role + "-HOST-PID)");
+  cmd.add_option("--keys", a.keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd.add_option("--log-level", a.log_level, "trace, debug, info, warn, error");
 }
 
@@ -27,12 +28,13 @@ int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, con
   if (!a.connect.empty()) connect = a.connect;
   if (!a.log_level.empty()) log.level = a.log_level;
   if (!a.name.empty()) peer.name = a.name;
+  if (!a.keys.empty()) peer.keys = a.keys;
   if (peer.name.empty()) peer.name = cli::default_name(role);
   peer.node = logging::host_name();
   peer.role = wire_role;
   peer.slots = slots;
   if (auto s = logging::init(role, peer.node, log); !s) return cli::fail(s.error());
-  auto transport = bus::connect_peer_transport(connect, peer.name);
+  auto transport = bus::connect_peer_transport(connect, peer.name, {.keys = peer.keys});
   if (!transport) return cli::fail(transport.error());
 
   cli::install_signal_handlers();

@@ -15,10 +15,10 @@
 namespace crucible::roles {
 
 struct role_args {
-  std::string config, connect, name, log_level;
+  std::string config, connect, name, log_level, keys;
 };
 
-// Adds --config, --connect, --name and --log-level to cmd.
+// Adds --config, --connect, --name, --keys and --log-level to cmd.
 void add_role_options(CLI::App& cmd, role_args& args, const std::string& role);
 
 using spawn_service = std::function<result<service>(caf::actor_system&, const std::string& name)>;

@@ -39,7 +39,7 @@ struct cluster {
     auto c = std::make_unique<child>(bin, std::vector<std::string>{"hub", "--config", config, "--bind", address,
                                                                    "--ledger", dir + "/ledger"},
                                      dir + "/" + log);
-    REQUIRE(wait_for_text(dir + "/" + log, "hub listening", 30s));
+    REQUIRE_MESSAGE(wait_for_text(dir + "/" + log, "hub listening", 30s), read_file(dir + "/" + log));
     return c;
   }
   std::unique_ptr<child> worker(const std::string& name, int slots) {

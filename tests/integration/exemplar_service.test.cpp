@@ -35,7 +35,7 @@ TEST_CASE("an exemplar service killed with kill -9 mid-stream loses no acknowled
   std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
   child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
             dir + "/hub.log");
-  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 30s));
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
   auto exemplar = [&](const std::string& log) {
     return std::make_unique<child>(crucible_binary(),
                                    std::vector<std::string>{"exemplar", "--config", config, "--connect", address,

@@ -58,7 +58,7 @@ struct cluster {
     auto c = std::make_unique<child>(crucible_binary(), std::vector<std::string>{"hub", "--config", config, "--bind",
                                                                                 address, "--ledger", dir + "/ledger"},
                                      dir + "/" + log);
-    REQUIRE(wait_for_text(dir + "/" + log, "hub listening", 30s));
+    REQUIRE_MESSAGE(wait_for_text(dir + "/" + log, "hub listening", 30s), read_file(dir + "/" + log));
     return c;
   }
   // An evaluator pinned to one core (its core set) with taskset.

@@ -47,7 +47,7 @@ TEST_CASE("an evaluator process joins a hub and measures a submitted candidate")
   std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
   std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
   child hub(crucible_binary(), {"hub", "--bind", address, "--ledger", dir + "/ledger"}, dir + "/hub.log");
-  REQUIRE(wait_for_text(dir + "/hub.log", "hub listening", 30s));
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
   child evaluator(crucible_binary(),
                   {"evaluator", "--connect", address, "--name", "ev", "--tasks", tasks, "--protocol", "quick"},
                   dir + "/evaluator.log");

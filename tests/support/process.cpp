@@ -1,8 +1,11 @@
 #include "tests/support/process.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,9 +117,44 @@ std::string temp_dir(const std::string& name) {
   return dir.string();
 }
 
+namespace {
+// The kernel's ephemeral range (client sockets' local ports): a test's hub
+// must not draw from it, or a connection elsewhere on the machine may already
+// hold its port and the hub exits on a failed bind.
+std::pair<int, int> ephemeral_ports() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768, high = 60999;
+  in >> low >> high;
+  return {low, high};
+}
+
+// Whether nothing listens on or holds 127.0.0.1:port now.
+bool port_free(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+}  // namespace
+
+// Three consecutive free ports below the ephemeral range (above it where the
+// range starts too low to leave room), checked free now; tests running in
+// parallel draw at random, so two rarely meet, and a bound port is skipped.
 int pick_port() {
+  auto [low, high] = ephemeral_ports();
+  int first = 10000, last = low - 3;
+  if (last - first < 3000) first = high + 1, last = 65532;
   std::random_device rd;
-  return 20000 + static_cast<int>(rd() % 10000) * 3 % 30000;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int port = first + static_cast<int>(rd() % static_cast<unsigned>((last - first) / 3)) * 3;
+    if (port_free(port) && port_free(port + 1) && port_free(port + 2)) return port;
+  }
+  return first;
 }
 
 std::string crucible_binary() { return std::string(CRUCIBLE_BINARY_DIR) + "/bin/crucible"; }

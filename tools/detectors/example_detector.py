@@ -143,6 +143,8 @@ class Worker:
         self.socket = self.context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.ROUTING_ID, self.name.encode())
         self.socket.setsockopt(zmq.LINGER, 0)
+        if args.keys:
+            secure(self.socket, args.keys)
         self.socket.connect(args.connect)
         self.registered = False
         self.heartbeat_s = 0.5
@@ -297,10 +299,33 @@ class Worker:
         self.context.term()
 
 
+def read_key(path):
+    """The first key line of a key file (runtime/bus/curve_keys.hpp)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    return line.encode()
+    except OSError as e:
+        sys.exit("example_detector: cannot read key file %s: %s" % (path, e))
+    sys.exit("example_detector: key file %s holds no key" % path)
+
+
+def secure(socket, folder):
+    """CURVE with the key folder `crucible keys generate` wrote: this node's
+    pair and the hub's public key (hub.key)."""
+    socket.curve_publickey = read_key(os.path.join(folder, "public.key"))
+    socket.curve_secretkey = read_key(os.path.join(folder, "secret.key"))
+    socket.curve_serverkey = read_key(os.path.join(folder, "hub.key"))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--connect", default=os.environ.get("CRUCIBLE_CONNECT", "tcp://127.0.0.1:5555"),
                    help="hub address (tcp://HOST:PORT)")
+    p.add_argument("--keys", default=os.environ.get("CRUCIBLE_KEYS", ""),
+                   help="CURVE key folder (crucible keys generate DIR --hub HUB_DIR); none: plain")
     p.add_argument("--name", default="plausibility", help="name on the bus; jobs of kind detect:NAME come to it")
     p.add_argument("--required", action="store_true", help="the referee waits for this detector's verdict")
     p.add_argument("--deadline-ms", type=int, default=30000, help="how long the referee waits for a verdict")
