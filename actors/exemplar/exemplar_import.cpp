@@ -1,7 +1,9 @@
 #include "actors/exemplar/exemplar_import.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -41,7 +43,98 @@ result<std::string> id_field(const json& row, const char* name, const std::strin
   return bad(file, line, name, fmt::format("expected an integer or a non-empty string, found {}", it->type_name()));
 }
 
+// What parse_row makes of a line: an exemplar, or a row left out (counted).
+struct where {
+  const std::string& file;
+  std::size_t line;
+  const settled_results* settled;
+  import_counts* counts;
+};
+
+// A CUDA-L1 row: its code, its reward as settled here; nullopt when left out.
+result<std::optional<exemplar_input>> cuda_l1_row(const json& row, const where& w) {
+  auto level = id_field(row, "level_id", w.file, w.line);
+  if (!level.ok()) return level.error();
+  auto task = id_field(row, "task_id", w.file, w.line);
+  if (!task.ok()) return task.error();
+  import_counts ignored;
+  import_counts& counts = w.counts ? *w.counts : ignored;
+  if (row["custom_code"].is_null()) {  // CUDA-L1 released no kernel for this task
+    ++counts.no_code;
+    return std::optional<exemplar_input>{};
+  }
+  auto code = string_field(row, "custom_code", w.file, w.line);
+  if (!code.ok()) return code.error();
+  if (!w.settled)
+    return bad(w.file, w.line, "score_default",
+               "CUDA-L1's score was measured on another GPU, not settled here; import with the evaluator's results "
+               "(`--settled RESULTS.jsonl`, e.g. tools/gpu/cuda_l1_suite.py's results.jsonl)");
+  const std::string job = std::filesystem::path(w.file).stem().string() + "/L" + *level + "-" + *task;
+  auto it = w.settled->find(job);
+  if (it == w.settled->end()) {
+    ++counts.not_measured;
+    return std::optional<exemplar_input>{};
+  }
+  if (it->second.status != "ok") {
+    ++counts.not_ok;
+    return std::optional<exemplar_input>{};
+  }
+  return std::optional<exemplar_input>{exemplar_input{"level" + *level + "/" + *task, {}, std::move(code).value(),
+                                                      it->second.reward}};
+}
+
+result<std::optional<exemplar_input>> parse_row(std::string_view text, const where& w) {
+  json row = json::parse(text, nullptr, false);
+  if (row.is_discarded()) return bad(w.file, w.line, "", "not valid JSON");
+  if (!row.is_object()) return bad(w.file, w.line, "", "expected a JSON object");
+  exemplar_input e;
+  if (row.contains("custom_code")) {  // CUDA-L1's release
+    auto r = cuda_l1_row(row, w);
+    if (!r.ok() || !r->has_value()) return r;
+    e = std::move(**r);
+  } else {
+    auto task = string_field(row, "task", w.file, w.line);
+    if (!task.ok()) return task.error();
+    auto code = string_field(row, "code", w.file, w.line);
+    if (!code.ok()) return code.error();
+    auto score = number_field(row, "score", w.file, w.line);
+    if (!score.ok()) return score.error();
+    e = {std::move(task).value(), {}, std::move(code).value(), *score};
+  }
+  if (auto s = validate_task(e.task); !s.ok()) return bad(w.file, w.line, "task", s.error().message);
+  if (e.code.empty()) return bad(w.file, w.line, row.contains("custom_code") ? "custom_code" : "code", "empty");
+  if (row.contains("id")) {
+    auto id = string_field(row, "id", w.file, w.line);
+    if (!id.ok()) return id.error();
+    if (id->empty()) return bad(w.file, w.line, "id", "empty");
+    e.id = std::move(id).value();
+  } else {
+    e.id = derived_exemplar_id(e.task, e.code);
+  }
+  return std::optional<exemplar_input>{std::move(e)};
+}
+
 }  // namespace
+
+result<settled_results> read_settled_results(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(errc::io, path + ": cannot open");
+  settled_results out;
+  std::string text;
+  for (std::size_t line = 1; std::getline(in, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json row = json::parse(text, nullptr, false);
+    if (row.is_discarded() || !row.is_object()) return bad(path, line, "", "not a JSON object");
+    auto job = string_field(row, "job", path, line);
+    if (!job.ok()) return job.error();
+    auto status = string_field(row, "status", path, line);
+    if (!status.ok()) return status.error();
+    auto reward = number_field(row, "reward", path, line);
+    if (!reward.ok()) return reward.error();
+    out[*job] = settled_result{*status, *reward};
+  }
+  return out;
+}
 
 std::string derived_exemplar_id(std::string_view task, std::string_view code) {
   std::uint64_t h = 1469598103934665603ull;
@@ -58,59 +151,31 @@ std::string derived_exemplar_id(std::string_view task, std::string_view code) {
 }
 
 result<exemplar_input> parse_exemplar_line(std::string_view text, const std::string& file, std::size_t line) {
-  json row = json::parse(text, nullptr, false);
-  if (row.is_discarded()) return bad(file, line, "", "not valid JSON");
-  if (!row.is_object()) return bad(file, line, "", "expected a JSON object");
-  exemplar_input e;
-  if (row.contains("custom_code")) {  // CUDA-L1's release
-    auto level = id_field(row, "level_id", file, line);
-    if (!level.ok()) return level.error();
-    auto task = id_field(row, "task_id", file, line);
-    if (!task.ok()) return task.error();
-    auto code = string_field(row, "custom_code", file, line);
-    if (!code.ok()) return code.error();
-    auto score = number_field(row, "score_default", file, line);
-    if (!score.ok()) return score.error();
-    e = {"level" + *level + "/" + *task, {}, std::move(code).value(), *score};
-  } else {
-    auto task = string_field(row, "task", file, line);
-    if (!task.ok()) return task.error();
-    auto code = string_field(row, "code", file, line);
-    if (!code.ok()) return code.error();
-    auto score = number_field(row, "score", file, line);
-    if (!score.ok()) return score.error();
-    e = {std::move(task).value(), {}, std::move(code).value(), *score};
-  }
-  if (auto s = validate_task(e.task); !s.ok()) return bad(file, line, "task", s.error().message);
-  if (e.code.empty()) return bad(file, line, row.contains("custom_code") ? "custom_code" : "code", "empty");
-  if (row.contains("id")) {
-    auto id = string_field(row, "id", file, line);
-    if (!id.ok()) return id.error();
-    if (id->empty()) return bad(file, line, "id", "empty");
-    e.id = std::move(id).value();
-  } else {
-    e.id = derived_exemplar_id(e.task, e.code);
-  }
-  return e;
+  auto e = parse_row(text, where{file, line, nullptr, nullptr});
+  if (!e.ok()) return e.error();
+  if (!e->has_value()) return bad(file, line, "custom_code", "null: CUDA-L1 released no kernel for this task");
+  return std::move(**e);
 }
 
-result<std::vector<exemplar_input>> parse_exemplar_lines(std::istream& in, const std::string& file) {
+result<std::vector<exemplar_input>> parse_exemplar_lines(std::istream& in, const std::string& file,
+                                                         const settled_results* settled, import_counts* counts) {
   std::vector<exemplar_input> out;
   std::string text;
   for (std::size_t line = 1; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto e = parse_exemplar_line(text, file, line);
+    auto e = parse_row(text, where{file, line, settled, counts});
     if (!e.ok()) return e.error();
-    out.push_back(std::move(e).value());
+    if (e->has_value()) out.push_back(std::move(**e));
   }
   if (in.bad()) return make_error(errc::io, file + ": read failed");
   return out;
 }
 
-result<std::vector<exemplar_input>> read_exemplar_file(const std::string& path) {
+result<std::vector<exemplar_input>> read_exemplar_file(const std::string& path, const settled_results* settled,
+                                                       import_counts* counts) {
   std::ifstream in(path);
   if (!in) return make_error(errc::io, path + ": cannot open");
-  return parse_exemplar_lines(in, path);
+  return parse_exemplar_lines(in, path, settled, counts);
 }
 
 }  // namespace crucible::exemplar

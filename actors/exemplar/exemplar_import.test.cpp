@@ -65,15 +65,47 @@ TEST_CASE("both line formats are read, and ids are derived when absent") {
       "\n"
       R"({"task": "t", "code": "c", "score": 3, "id": "cand-9"})"
       "\n");
-  auto rows = parse_exemplar_lines(in, "f.jsonl");
+  // The CUDA-L1 row takes the reward settled here for a100/L2-17, not its 2.25.
+  settled_results settled{{"a100/L2-17", {"ok", 1.31}}};
+  auto rows = parse_exemplar_lines(in, "/data/a100.json", &settled);
   REQUIRE(rows.ok());
   REQUIRE(rows->size() == 3);
   CHECK((*rows)[0].task == "level1/3");
   CHECK((*rows)[0].id == derived_exemplar_id("level1/3", "a"));
   CHECK((*rows)[1].task == "level2/17");
   CHECK((*rows)[1].code == "b");
-  CHECK((*rows)[1].score == 2.25);
+  CHECK((*rows)[1].score == 1.31);
   CHECK((*rows)[2].id == "cand-9");
+}
+
+TEST_CASE("CUDA-L1 rows as released: no code, not measured here and not ok are left out and counted") {
+  // a100.json line 4 as CUDA-L1 released it: no kernel for the task, null scores.
+  std::istringstream in(
+      R"({"level_id": 1, "task_id": 4, "custom_code": null, "score_default": null})"
+      "\n"
+      R"({"level_id": 1, "task_id": 5, "custom_code": "k5", "score_default": 3.0})"
+      "\n"
+      R"({"level_id": 1, "task_id": 6, "custom_code": "k6", "score_default": 9.0})"
+      "\n"
+      R"({"level_id": 1, "task_id": 7, "custom_code": "k7", "score_default": 2.0})"
+      "\n");
+  settled_results settled{{"a100/L1-5", {"ok", 0.98}}, {"a100/L1-6", {"hack", 0.0}}, {"l40/L1-7", {"ok", 2.0}}};
+  import_counts counts;
+  auto rows = parse_exemplar_lines(in, "a100.json", &settled, &counts);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].task == "level1/5");
+  CHECK((*rows)[0].score == 0.98);
+  CHECK(counts.no_code == 1);
+  CHECK(counts.not_measured == 1);  // L1-7 was measured for l40.json, not for this file
+  CHECK(counts.not_ok == 1);
+
+  // Without settled results a CUDA-L1 row says why it cannot be imported.
+  std::istringstream again(R"({"level_id": 1, "task_id": 5, "custom_code": "k5", "score_default": 3.0})");
+  auto refused = parse_exemplar_lines(again, "a100.json");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("a100.json:1: field 'score_default'") != std::string::npos);
+  CHECK(refused.error().message.find("--settled") != std::string::npos);
 }
 
 TEST_CASE("a bad line is reported with file, line and field") {
@@ -86,7 +118,7 @@ TEST_CASE("a bad line is reported with file, line and field") {
   };
   check(R"({"task": "t", "code": "a", "score": "fast"})", "seed.jsonl:2: field 'score': expected a number");
   check(R"({"task": "t", "score": 1})", "seed.jsonl:2: field 'code': missing");
-  check(R"({"level_id": 1, "task_id": 2, "custom_code": "x"})", "seed.jsonl:2: field 'score_default': missing");
+  check(R"({"level_id": 1, "task_id": 2, "custom_code": 7})", "seed.jsonl:2: field 'custom_code': expected a string");
   check(R"({"level_id": 1.5, "task_id": 2, "custom_code": "x", "score_default": 1})", "field 'level_id'");
   check(R"({"task": "t", "code": "a", "score": 1)", "seed.jsonl:2: not valid JSON");
   check(R"([1, 2])", "seed.jsonl:2: expected a JSON object");
@@ -107,10 +139,13 @@ TEST_CASE("the exemplars command adds, imports, samples and reports statistics")
   for (int i = 0; i < 30; ++i)
     lines += json{{"task", "t"}, {"code", "k" + std::to_string(i)}, {"score", 1.0 + 0.1 * (i % 6)}}.dump() + "\n";
   lines += json{{"level_id", 1}, {"task_id", 5}, {"custom_code", "z"}, {"score_default", 4.0}}.dump() + "\n";
+  lines += json{{"level_id", 1}, {"task_id", 6}, {"custom_code", nullptr}, {"score_default", nullptr}}.dump() + "\n";
   std::string file = write_file(dir, "seed.jsonl", lines);
-  auto imported = json::parse(run({"exemplars", "import", file, "--db", db, "--json"}));
+  std::string settled = write_file(dir, "results.jsonl", json{{"job", "seed/L1-5"}, {"status", "ok"}, {"reward", 4.0}}.dump() + "\n");
+  auto imported = json::parse(run({"exemplars", "import", file, "--db", db, "--settled", settled, "--json"}));
   CHECK(imported["inserted"] == 31);
-  imported = json::parse(run({"exemplars", "import", file, "--db", db, "--json"}));
+  CHECK(imported["no_code"] == 1);
+  imported = json::parse(run({"exemplars", "import", file, "--db", db, "--settled", settled, "--json"}));
   CHECK(imported["inserted"] == 0);
   CHECK(imported["duplicates"] == 31);
 

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@ struct args {
   std::string code_file;
   std::string id;
   std::string import_file;
+  std::string settled_file;  // import: the evaluator's results CUDA-L1 rows take their rewards from
   std::string scale = "linear";
   std::string selector = "bucket";
   double bucket_width = exemplar_options{}.bucket_width;
@@ -180,7 +182,10 @@ void run_stats(const args& a, std::ostream& out) {
 }
 
 void run_import(const args& a, std::ostream& out) {
-  auto rows = must(read_exemplar_file(a.import_file));
+  std::optional<settled_results> settled;
+  if (!a.settled_file.empty()) settled = must(read_settled_results(a.settled_file));
+  import_counts left_out;
+  auto rows = must(read_exemplar_file(a.import_file, settled ? &*settled : nullptr, &left_out));
   auto store = open_store(a, true);
   std::size_t inserted = 0, duplicates = 0;
   const std::size_t chunk = 10000;
@@ -189,10 +194,16 @@ void run_import(const args& a, std::ostream& out) {
     for (auto o : must(store->insert_batch(part))) (o == insert_outcome::inserted ? inserted : duplicates)++;
   }
   if (a.as_json) {
-    out << json{{"file", a.import_file}, {"rows", rows.size()}, {"inserted", inserted}, {"duplicates", duplicates}}.dump()
+    out << json{{"file", a.import_file},     {"rows", rows.size()},           {"inserted", inserted},
+                {"duplicates", duplicates},    {"no_code", left_out.no_code}, {"not_measured", left_out.not_measured},
+                {"not_ok", left_out.not_ok}}.dump()
         << "\n";
   } else {
-    out << fmt::format("{}: {} rows, {} inserted, {} already present\n", a.import_file, rows.size(), inserted, duplicates);
+    out << fmt::format("{}: {} rows, {} inserted, {} already present", a.import_file, rows.size(), inserted, duplicates);
+    if (left_out.no_code + left_out.not_measured + left_out.not_ok)
+      out << fmt::format("; left out: {} without code, {} not measured here, {} not settled ok", left_out.no_code,
+                         left_out.not_measured, left_out.not_ok);
+    out << "\n";
   }
 }
 
@@ -239,6 +250,10 @@ void add_exemplars_command(CLI::App& app, std::ostream& out, std::ostream& err) 
 
   auto* import = root->add_subcommand("import", "import JSON Lines (task, code, score) or CUDA-L1 rows");
   import->add_option("file", a->import_file, "JSON Lines file")->required();
+  import->add_option("--settled", a->settled_file,
+                     "CUDA-L1 rows: the evaluator's results here (JSON Lines of job, status, reward, as "
+                     "tools/gpu/cuda_l1_suite.py writes them); a row takes the reward settled for job STEM/L<level>-<task>, "
+                     "and rows not measured or not ok are left out (CUDA-L1's own scores are never taken)");
   add_store_options(import, *a);
   import->callback(guarded(e, [a, o] { run_import(*a, *o); }));
 }
