@@ -12,8 +12,8 @@
 #      (default: KernelBench's identity candidates, all 250).
 # Usage: tools/gpu/reward_integrity.sh KERNELBENCH_DIR DEB_DIR
 # Environment: PYTHON (default /opt/torch/.venv/bin/python3); BUDGET_S
-# (540); STEPS ("1 2 3 4"); RESULTS (where files go; RESULTS=$OUT brings
-# them back); SUITE_ARGS; REPEAT (1, for step 3); COMPARE_ONLY (job name
+# (540); STEPS ("1 2 3 4"); RESULTS (where files go, all of them also in
+# RESULTS/all.tgz at the end; RESULTS=$OUT brings them back); SUITE_ARGS; REPEAT (1, for step 3); COMPARE_ONLY (job name
 # prefixes step 3 keeps); PROBE=1 first times CUDA's start under Landlock
 # (tools/gpu/landlock_probe.py) and a worker's start and task load step by
 # step (tools/gpu/worker_start_probe.py, into start_probe.txt).
@@ -80,3 +80,6 @@ if [[ " $steps " == *" 4 "* ]]; then
     --results "$res/results.jsonl" --budget-s "$(left)" ${SUITE_ARGS:---identity $kb --all}
 fi
 echo "total: $SECONDS s"
+# Every file in one archive that sorts first: the device tool brings back only
+# the first few files of $OUT (docs/gpu.md).
+tar czf "$res/all.tgz.tmp" -C "$res" --exclude all.tgz --exclude all.tgz.tmp . && mv "$res/all.tgz.tmp" "$res/all.tgz"
