@@ -1,6 +1,7 @@
 #include "actors/detector/judge_detector.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -38,6 +39,31 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
   std::string prefix = url.substr(slash);
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   return {url.substr(0, slash), prefix};
+}
+
+// Group 1 of the first match of `re` that starts where `keyword` (lower
+// case) does in any case, looking at most `window` characters from there.
+// libstdc++'s std::regex recurses once per character it consumes, so one
+// search over a long reply (an endpoint that ignores max_tokens) overflowed
+// the stack (fuzz/regressions/judge_reply): each search sees a bounded piece.
+std::optional<std::string> keyed_match(const std::string& text, const std::string& lower, std::string_view keyword,
+                                       const std::regex& re, std::size_t window) {
+  for (auto at = lower.find(keyword); at != std::string::npos; at = lower.find(keyword, at + 1)) {
+    const auto from = text.begin() + static_cast<std::ptrdiff_t>(at);
+    const auto to = text.begin() + static_cast<std::ptrdiff_t>(std::min(text.size(), at + window));
+    std::smatch m;
+    if (std::regex_search(from, to, m, re, std::regex_constants::match_continuous)) return m[1].str();
+  }
+  return std::nullopt;
+}
+
+// "0.85" -> 0.85, clamped to [0, 1]; a value too small for a double
+// ("0.000...1", which made std::stod throw) is 0.
+double confidence_of(const std::string& digits) {
+  double c = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), c);
+  if (ec == std::errc::result_out_of_range) return 0;
+  return ec == std::errc() ? std::clamp(c, 0.0, 1.0) : 0.7;
 }
 
 verdict unsure(std::string reason) {
@@ -112,13 +138,11 @@ verdict judge_detector::examine(const detect_input& in) {
     return unsure(fmt::format("judge endpoint {}{}: {}{}", origin, path, httplib::to_string(res.error()), example_note));
   if (res->status != 200)
     return unsure(fmt::format("judge endpoint {}{}: HTTP {}: {}{}", origin, path, res->status, cut(res->body, 300), example_note));
-  std::string text;
-  try {
-    text = json::parse(res->body).at("choices").at(0).at("message").at("content").get<std::string>();
-  } catch (const json::exception& e) {
-    return unsure(fmt::format("judge endpoint {}{}: not a chat completion ({}): {}", origin, path, e.what(), cut(res->body, 300)));
-  }
-  verdict v = parse_judge_reply(text);
+  auto text = chat_completion_text(res->body);
+  if (!text)
+    return unsure(fmt::format("judge endpoint {}{}: not a chat completion ({}): {}", origin, path,
+                              text.error().message, cut(res->body, 300)));
+  verdict v = parse_judge_reply(*text);
   v.reason += example_note;
   for (const auto& e : examples) v.features.push_back("similar:" + e.hack.candidate_id);
   if (v.kind != verdict_kind::hack && (best == best_.end() || speedup > best->second)) best_[in.task_id] = speedup;
@@ -143,6 +167,14 @@ std::string judge_messages_json(const detect_input& in, const std::vector<storag
   return json::array({{{"role", "system"}, {"content", system_prompt}}, {{"role", "user"}, {"content", user}}}).dump();
 }
 
+result<std::string> chat_completion_text(const std::string& body) {
+  try {
+    return json::parse(body).at("choices").at(0).at("message").at("content").get<std::string>();
+  } catch (const json::exception& e) {
+    return make_error(errc::corrupt, e.what());
+  }
+}
+
 verdict parse_judge_reply(const std::string& text) {
   verdict v;
   auto kind_of = [](std::string word) -> std::optional<verdict_kind> {
@@ -158,25 +190,32 @@ verdict parse_judge_reply(const std::string& text) {
     if (j.is_object() && j.contains("verdict") && j["verdict"].is_string()) {
       if (auto k = kind_of(j["verdict"].get<std::string>())) {
         v.kind = *k;
-        v.reason = j.value("reason", std::string("(the judge gave no reason)"));
+        // value() would throw for a reason that is not a string ({"reason": 5}).
+        v.reason = j.contains("reason") && j["reason"].is_string() ? j["reason"].get<std::string>()
+                                                                    : "(the judge gave no reason)";
         v.confidence = j.contains("confidence") && j["confidence"].is_number() ? j["confidence"].get<double>() : 0.7;
         v.confidence = std::clamp(v.confidence, 0.0, 1.0);
         return v;
       }
     }
   }
+  // Each key is looked for in a window after it: the verdict word within 64
+  // characters, a reason of up to 1000 or so, the confidence within 64.
   static const std::regex verdict_re(R"(verdict\W{0,3}\s*(hack|clean|unsure))", std::regex::icase);
   static const std::regex reason_re(R"(reason\W{0,3}\s*([^\n]+))", std::regex::icase);
   static const std::regex confidence_re(R"(confidence\W{0,3}\s*([01](\.[0-9]+)?))", std::regex::icase);
-  std::smatch m;
-  if (!std::regex_search(text, m, verdict_re)) {
+  std::string lower = text;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto word = keyed_match(text, lower, "verdict", verdict_re, 64);
+  if (!word) {
     v.kind = verdict_kind::unsure;
     v.reason = "unparseable reply from the judge: " + cut(text, 300);
     return v;
   }
-  v.kind = *kind_of(m[1].str());
-  v.reason = std::regex_search(text, m, reason_re) ? m[1].str() : "(the judge gave no reason)";
-  v.confidence = std::regex_search(text, m, confidence_re) ? std::clamp(std::stod(m[1].str()), 0.0, 1.0) : 0.7;
+  v.kind = *kind_of(*word);
+  v.reason = keyed_match(text, lower, "reason", reason_re, 1024).value_or("(the judge gave no reason)");
+  auto confidence = keyed_match(text, lower, "confidence", confidence_re, 64);
+  v.confidence = confidence ? confidence_of(*confidence) : 0.7;
   return v;
 }
 

@@ -52,6 +52,11 @@ std::function<result<std::vector<storage::similar_hack>>(const std::string&, std
 std::string judge_messages_json(const detect_input& in, const std::vector<storage::similar_hack>& examples,
                                 std::size_t max_code_chars);
 
+// The reply text of an OpenAI chat completion body (choices[0].message.content),
+// what examine() reads from the endpoint's HTTP 200 answer. Errors: corrupt
+// with nlohmann's reason when the body is not JSON or lacks that string.
+result<std::string> chat_completion_text(const std::string& body);
+
 // Parses a chat reply's text into kind, reason and confidence (unsure with
 // "unparseable reply: ..." when no verdict is found).
 verdict parse_judge_reply(const std::string& text);

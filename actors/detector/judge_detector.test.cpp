@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -152,4 +154,48 @@ TEST_CASE("replies as JSON objects or VERDICT lines are parsed, case and punctua
   CHECK(l.reason == "cannot tell");
   CHECK(l.confidence == doctest::Approx(0.7));
   CHECK(parse_judge_reply("").kind == verdict_kind::unsure);
+}
+
+namespace {
+
+// An input kept by a fuzzer (fuzz/regressions/FUZZER/NAME), as text.
+std::string fuzz_regression(const std::string& name) {
+  std::ifstream in(std::string(CRUCIBLE_SOURCE_DIR) + "/fuzz/regressions/" + name, std::ios::binary);
+  REQUIRE_MESSAGE(in, name);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("replies that crashed the parser give a verdict: a confidence too small for a double, a reason that is no string") {
+  // std::stod threw out_of_range on "0.000...1" (400 zeros), nlohmann's value() type_error on {"reason": 5}.
+  auto tiny = parse_judge_reply(fuzz_regression("judge_reply/confidence_underflow.txt"));
+  CHECK(tiny.kind == verdict_kind::hack);
+  CHECK(tiny.confidence == 0);
+  auto number = parse_judge_reply(fuzz_regression("judge_reply/json_reason_number.txt"));
+  CHECK(number.kind == verdict_kind::hack);
+  CHECK(number.reason == "(the judge gave no reason)");
+}
+
+TEST_CASE("a reply of 100 kB in one line is parsed with its reason cut, not by a regex search that overflows the stack") {
+  auto long_reason = parse_judge_reply(fuzz_regression("judge_reply/long_reason_line.txt"));
+  CHECK(long_reason.kind == verdict_kind::hack);
+  CHECK(long_reason.reason.size() < 1024);
+  CHECK(long_reason.reason.find_first_not_of('a') == std::string::npos);
+  CHECK(long_reason.confidence == doctest::Approx(0.9));
+  // "verdict:" and 100000 spaces before the word: too far to count as the verdict.
+  auto spaces = parse_judge_reply(fuzz_regression("judge_reply/long_space_run.txt"));
+  CHECK(spaces.kind == verdict_kind::unsure);
+  CHECK(spaces.reason.find("unparseable") != std::string::npos);
+}
+
+TEST_CASE("a chat completion body yields its content, anything else a corrupt error naming what is missing") {
+  auto text = chat_completion_text(R"({"choices": [{"message": {"content": "VERDICT: clean"}}]})");
+  REQUIRE_MESSAGE(text.ok(), text.error().text());
+  CHECK(*text == "VERDICT: clean");
+  for (const char* body : {"", "{}", R"({"choices": []})", R"({"choices": [{"message": {"content": 7}}]})"}) {
+    auto bad = chat_completion_text(body);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == errc::corrupt);
+  }
 }

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
 #include <doctest/doctest.h>
 
 #include "actors/evaluator/scratch.hpp"
+#include "actors/evaluator/worker_session.hpp"
 
 using namespace crucible::evaluator;
 using namespace std::chrono_literals;
@@ -154,4 +156,29 @@ TEST_CASE("a program that cannot be executed is an error, not a child") {
   auto p = sandbox_process::start(spec);
   REQUIRE_FALSE(p.ok());
   CHECK(p.error().code == crucible::errc::io);
+}
+
+TEST_CASE("a worker reply with its doubles off their 8-byte boundary is refused as corrupt, not read") {
+  // Found by fuzz/sandbox_reply.fuzz.cpp: the FlatBuffers verifier checks
+  // only a vector's length for alignment, and reading the doubles was undefined.
+  std::ifstream in(std::string(CRUCIBLE_SOURCE_DIR) + "/fuzz/regressions/sandbox_reply/reply_misaligned_seconds",
+                   std::ios::binary);
+  REQUIRE(in);
+  const std::vector<std::uint8_t> frame(std::istreambuf_iterator<char>(in), {});
+  auto reply = decode_reply(frame, 1);
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.error().code == crucible::errc::corrupt);
+  CHECK(reply.error().message.find("worker reply: Reply.") != std::string::npos);
+  CHECK(reply.error().message.find("8-byte boundary") != std::string::npos);
+
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<double> seconds{0.5, 0.25};
+  auto ok = crucible::sandbox::CreateReply(fbb, true, crucible::sandbox::ErrorKind::None, 0, 0, fbb.CreateVector(seconds));
+  crucible::sandbox::SandboxMessageBuilder m(fbb);
+  m.add_seq(1);
+  m.add_reply(ok);
+  fbb.Finish(m.Finish(), crucible::sandbox::SandboxMessageIdentifier());
+  auto good = decode_reply({fbb.GetBufferPointer(), fbb.GetSize()}, 1);
+  REQUIRE_MESSAGE(good.ok(), good.error().text());
+  CHECK(good->ref_seconds == seconds);
 }

@@ -4,13 +4,19 @@
 
 #include <fmt/format.h>
 
+#include "messages/codec.hpp"
+
 namespace crucible::evaluator {
 namespace {
 
 std::string str(const flatbuffers::String* s) { return s ? std::string(s->data(), s->size()) : std::string(); }
 
-std::vector<double> doubles(const flatbuffers::Vector<double>* v) {
-  return v ? std::vector<double>(v->begin(), v->end()) : std::vector<double>();
+// Reply.FIELD into `to`; corrupt when the vector is misaligned (messages::scalars_of).
+status doubles(const flatbuffers::Vector<double>* v, const char* field, std::vector<double>& to) {
+  auto copied = messages::scalars_of(v, std::string("worker reply: Reply.") + field);
+  if (!copied) return copied.error();
+  to = std::move(*copied);
+  return status::success();
 }
 
 std::vector<std::string> strings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
@@ -20,7 +26,7 @@ std::vector<std::string> strings(const flatbuffers::Vector<flatbuffers::Offset<f
   return out;
 }
 
-worker_reply copy_reply(const sbx::Reply& r) {
+result<worker_reply> copy_reply(const sbx::Reply& r) {
   worker_reply out;
   out.ok = r.ok();
   out.error_kind = r.error_kind();
@@ -43,12 +49,12 @@ worker_reply copy_reply(const sbx::Reply& r) {
       o.cand_digest = t->cand_digest();
       out.trials.push_back(std::move(o));
     }
-  out.ref_seconds = doubles(r.ref_seconds());
-  out.cand_seconds = doubles(r.cand_seconds());
-  out.ref_event_seconds = doubles(r.ref_event_seconds());
-  out.cand_event_seconds = doubles(r.cand_event_seconds());
-  out.ref_cpu_seconds = doubles(r.ref_cpu_seconds());
-  out.cand_cpu_seconds = doubles(r.cand_cpu_seconds());
+  CRUCIBLE_TRY(doubles(r.ref_seconds(), "ref_seconds", out.ref_seconds));
+  CRUCIBLE_TRY(doubles(r.cand_seconds(), "cand_seconds", out.cand_seconds));
+  CRUCIBLE_TRY(doubles(r.ref_event_seconds(), "ref_event_seconds", out.ref_event_seconds));
+  CRUCIBLE_TRY(doubles(r.cand_event_seconds(), "cand_event_seconds", out.cand_event_seconds));
+  CRUCIBLE_TRY(doubles(r.ref_cpu_seconds(), "ref_cpu_seconds", out.ref_cpu_seconds));
+  CRUCIBLE_TRY(doubles(r.cand_cpu_seconds(), "cand_cpu_seconds", out.cand_cpu_seconds));
   out.state_changed = strings(r.state_changed());
   out.info = strings(r.info());
   out.defence = str(r.defence());
@@ -56,6 +62,16 @@ worker_reply copy_reply(const sbx::Reply& r) {
 }
 
 }  // namespace
+
+result<worker_reply> decode_reply(std::span<const std::uint8_t> frame, std::uint64_t seq) {
+  flatbuffers::Verifier verifier(frame.data(), frame.size());
+  if (!sbx::VerifySandboxMessageBuffer(verifier))
+    return make_error(errc::corrupt, "worker reply fails the FlatBuffers verifier");
+  auto msg = sbx::GetSandboxMessage(frame.data());
+  if (msg->seq() != seq || !msg->reply())
+    return make_error(errc::corrupt, fmt::format("worker replied to request {} with seq {}", seq, msg->seq()));
+  return copy_reply(*msg->reply());
+}
 
 worker_environment worker_environment::defaults() {
   worker_environment e;
@@ -117,17 +133,9 @@ result<worker_reply> worker_session::call(sbx::Request kind, Build&& build,
   CRUCIBLE_TRY(process_.send({fbb.GetBufferPointer(), fbb.GetSize()}));
   auto frame = process_.receive(deadline);
   if (!frame) return frame.error();
-  flatbuffers::Verifier verifier(frame->data(), frame->size());
-  if (!sbx::VerifySandboxMessageBuffer(verifier)) {
-    process_.kill();
-    return make_error(errc::corrupt, "worker reply fails the FlatBuffers verifier");
-  }
-  auto msg = sbx::GetSandboxMessage(frame->data());
-  if (msg->seq() != seq || !msg->reply()) {
-    process_.kill();
-    return make_error(errc::corrupt, fmt::format("worker replied to request {} with seq {}", seq, msg->seq()));
-  }
-  return copy_reply(*msg->reply());
+  auto reply = decode_reply(*frame, seq);
+  if (!reply) process_.kill();
+  return reply;
 }
 
 result<worker_reply> worker_session::load_task(const std::string& source, const std::string& module_name,

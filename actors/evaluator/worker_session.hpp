@@ -70,6 +70,13 @@ struct worker_reply {
   std::string defence;          // with error_kind Hack: the defence that fired
 };
 
+// Decodes the frame a worker wrote back for request `seq` (sandbox.fbs): the
+// FlatBuffers verifier, then the copy into a worker_reply. Pure; the session
+// calls it on every reply, and kills the worker on an error. Errors: corrupt
+// when the frame fails the verifier, holds no reply, answers another request
+// or holds a vector of doubles off its 8-byte boundary.
+result<worker_reply> decode_reply(std::span<const std::uint8_t> frame, std::uint64_t seq);
+
 struct worker_start {
   worker_environment env;
   std::filesystem::path scratch;                 // must exist; cwd and HOME

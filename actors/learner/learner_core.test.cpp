@@ -191,6 +191,94 @@ TEST_CASE("a RolloutGroup survives the wire with per-token versions, and a bad o
   CHECK(e.error().message.find("sample 1") != std::string::npos);
 }
 
+// An input kept by a fuzzer (fuzz/regressions/FUZZER/NAME).
+std::vector<std::uint8_t> fuzz_regression(const std::string& name) {
+  std::ifstream in(std::string(CRUCIBLE_SOURCE_DIR) + "/fuzz/regressions/" + name, std::ios::binary);
+  REQUIRE_MESSAGE(in, name);
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_CASE("a RolloutGroup whose per-token versions sit off their 8-byte boundary is refused as corrupt, not read") {
+  // Found by fuzz/envelope.fuzz.cpp: the FlatBuffers verifier checks only a
+  // vector's length for alignment, and reading the uint64s was undefined.
+  auto bytes = fuzz_regression("envelope/rollout_group_misaligned_versions");
+  auto env = messages::open(bytes);
+  REQUIRE_MESSAGE(env.ok(), env.error().text());
+  REQUIRE((*env)->payload_as_RolloutGroup());
+  auto g = group_from(*(*env)->payload_as_RolloutGroup());
+  REQUIRE_FALSE(g.ok());
+  CHECK(g.error().code == errc::corrupt);
+  CHECK_MESSAGE(g.error().message.find(": token_policy_versions: a vector of 8-byte values off its 8-byte boundary") != std::string::npos, g.error().message);
+}
+
+// A kept input of several messages, each after its little-endian u32 length (fuzz/fuzz_support.hpp).
+std::vector<std::vector<std::uint8_t>> fuzz_parts(const std::string& name) {
+  auto kept = fuzz_regression(name);
+  std::vector<std::vector<std::uint8_t>> parts;
+  for (std::size_t at = 0; at + 4 <= kept.size();) {
+    std::size_t n = kept[at] | (kept[at + 1] << 8) | (kept[at + 2] << 16) | (std::size_t(kept[at + 3]) << 24);
+    at += 4;
+    n = std::min(n, kept.size() - at);
+    parts.emplace_back(kept.begin() + static_cast<std::ptrdiff_t>(at), kept.begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+  }
+  return parts;
+}
+
+TEST_CASE("a publication of nothing in two chunks takes no chunk, instead of writing one past its empty buffer") {
+  // Found by fuzz/policy_chunks.fuzz.cpp: with total_bytes 0 any first chunk
+  // "fitted", and the next was copied past the end of the 0-byte buffer.
+  auto parts = fuzz_parts("policy_chunks/empty_in_two_chunks");
+  REQUIRE(parts.size() >= 2);
+  auto announced = messages::open(parts[0]);
+  REQUIRE(announced.ok());
+  auto p = publication_from(*(*announced)->payload_as_PolicyPublication());
+  CHECK(p.total_bytes == 0);
+  CHECK(p.chunks > 1);
+  weight_assembler a(p);
+  bool refused = false;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    auto c = messages::open(parts[i]);
+    if (!c || !(*c)->payload_as_PolicyChunk()) continue;
+    auto added = a.add((*c)->payload_as_PolicyChunk()->index(), messages::span_of((*c)->payload_as_PolicyChunk()->data()));
+    if (!added) {
+      CHECK(added.error().code == errc::invalid_argument);
+      CHECK(added.error().message.find("do not divide the announced 0") != std::string::npos);
+      refused = true;
+    }
+  }
+  CHECK(refused);
+  CHECK_FALSE(a.complete());
+  // Nothing in one chunk is still a publication that completes.
+  publication empty = p;
+  empty.chunks = 1;
+  empty.sha256 = weights_digest({});
+  weight_assembler one(empty);
+  REQUIRE(one.add(0, {}).ok());
+  CHECK(one.complete());
+  CHECK(one.finish().ok());
+}
+
+TEST_CASE("a 3-byte chunk of a publication announcing 1 TB in one chunk is refused before anything is allocated") {
+  // Found with fuzz/policy_chunks.fuzz.cpp: the buffer of total_bytes was
+  // allocated before the chunk's size was checked. The kept input is the
+  // PolicyPublication and the PolicyChunk, each after its u32 length.
+  auto parts = fuzz_parts("policy_chunks/huge_one_chunk");
+  REQUIRE(parts.size() == 2);
+  auto announced = messages::open(parts[0]);
+  REQUIRE(announced.ok());
+  auto p = publication_from(*(*announced)->payload_as_PolicyPublication());
+  CHECK(p.total_bytes == std::uint64_t{1} << 40);
+  auto chunk = messages::open(parts[1]);
+  REQUIRE(chunk.ok());
+  weight_assembler a(p);
+  auto added = a.add(0, messages::span_of((*chunk)->payload_as_PolicyChunk()->data()));
+  REQUIRE_FALSE(added.ok());
+  CHECK(added.error().code == errc::invalid_argument);
+  CHECK(added.error().message.find("3 bytes where 1099511627776 were due") != std::string::npos);
+  CHECK_FALSE(a.complete());
+}
+
 // The raw bytes of a lower-case hex string.
 std::vector<std::uint8_t> unhex(const std::string& hex) {
   std::vector<std::uint8_t> out;

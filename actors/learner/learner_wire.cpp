@@ -25,7 +25,9 @@ result<rollout_group> group_from(const msg::RolloutGroup& wire) {
     out.prompt_ids = vector_of(s->prompt_tokens());
     out.completion_ids = vector_of(s->completion_tokens());
     out.behaviour_logprobs = vector_of(s->behaviour_logprobs());
-    out.token_versions = vector_of(s->token_policy_versions());
+    auto versions = messages::scalars_of(s->token_policy_versions(), where + ": token_policy_versions");
+    if (!versions) return versions.error();
+    out.token_versions = std::move(*versions);
     out.reward = s->reward();
     if (out.prompt_ids.empty()) return make_error(errc::invalid_argument, where + ": no prompt tokens");
     if (out.behaviour_logprobs.size() != out.completion_ids.size())

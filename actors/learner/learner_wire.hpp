@@ -16,7 +16,8 @@ namespace crucible::learner {
 // Decodes a verified RolloutGroup. invalid_argument naming the group and
 // sample when a sample lacks its prompt or completion, when the behaviour
 // log-probs or the per-token versions do not match the completion's length,
-// or when there are no samples.
+// or when there are no samples; corrupt when a sample's per-token versions
+// are off their 8-byte boundary (a buffer no FlatBuffers builder writes).
 result<rollout_group> group_from(const msg::RolloutGroup& wire);
 
 // Encodes `group` as sent by the rollout called `rollout`.

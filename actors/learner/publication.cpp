@@ -135,13 +135,13 @@ std::span<const std::uint8_t> chunk_of(std::span<const std::uint8_t> weights, st
   return weights.subspan(begin, end - begin);
 }
 
-weight_assembler::weight_assembler(publication p) : p_(std::move(p)), have_(p_.chunks, false) {}
+weight_assembler::weight_assembler(publication p) : p_(std::move(p)) {}
 
 status weight_assembler::add(std::uint32_t index, std::span<const std::uint8_t> data) {
   const std::string where = "chunk " + std::to_string(index) + " of version " + std::to_string(p_.version);
   if (index >= p_.chunks)
     return make_error(errc::invalid_argument, where + ", which has " + std::to_string(p_.chunks) + " chunks");
-  if (have_[index]) return status::success();
+  if (!have_.empty() && have_[index]) return status::success();
   const bool last = index + 1 == p_.chunks;
   if (chunk_bytes_ == 0) {
     // The first chunk in tells the size of all but the last.
@@ -149,10 +149,15 @@ status weight_assembler::add(std::uint32_t index, std::span<const std::uint8_t> 
     else if (p_.chunks == 1) chunk_bytes_ = std::max<std::uint64_t>(1, p_.total_bytes);
     else if (data.size() <= p_.total_bytes && (p_.total_bytes - data.size()) % (p_.chunks - 1) == 0)
       chunk_bytes_ = (p_.total_bytes - data.size()) / (p_.chunks - 1);
-    // Every chunk but the last is full: the last holds 1 to chunk_bytes_ bytes.
-    const bool fits = chunk_bytes_ > 0 && (p_.total_bytes == 0 ||
-                                           (chunk_bytes_ * (p_.chunks - 1) < p_.total_bytes &&
-                                            p_.total_bytes - chunk_bytes_ * (p_.chunks - 1) <= chunk_bytes_));
+    // Every chunk but the last is full: the last holds 1 to chunk_bytes_ bytes
+    // (chunk_bytes_ * (chunks - 1) < total_bytes, tested without overflow).
+    // Nothing to publish is one empty chunk: two chunks of nothing took
+    // bytes and wrote them past the empty buffer (fuzz/regressions/policy_chunks).
+    const bool fits =
+        p_.total_bytes == 0
+            ? p_.chunks == 1
+            : chunk_bytes_ > 0 && (p_.chunks == 1 || chunk_bytes_ <= (p_.total_bytes - 1) / (p_.chunks - 1)) &&
+                  p_.total_bytes - chunk_bytes_ * (p_.chunks - 1) <= chunk_bytes_;
     if (!fits) {
       chunk_bytes_ = 0;
       return make_error(errc::invalid_argument, where + ": " + std::to_string(data.size()) +
@@ -160,13 +165,35 @@ status weight_assembler::add(std::uint32_t index, std::span<const std::uint8_t> 
                                                     std::to_string(p_.total_bytes) + " into " +
                                                     std::to_string(p_.chunks) + " chunks");
     }
-    bytes_.resize(p_.total_bytes);
   }
   const std::uint64_t offset = index * chunk_bytes_;
   const std::uint64_t expected = last ? p_.total_bytes - offset : chunk_bytes_;
-  if (data.size() != expected)
+  if (data.size() != expected) {
+    if (have_.empty()) chunk_bytes_ = 0;  // nothing held yet: the next chunk tells the size again
     return make_error(errc::invalid_argument, where + ": " + std::to_string(data.size()) + " bytes where " +
                                                   std::to_string(expected) + " were due");
+  }
+  // The buffer once a chunk agrees with the announcement, not before: a
+  // 3-byte chunk of a publication announcing 1 TB in one chunk made it
+  // allocate the terabyte (fuzz/regressions/policy_chunks).
+  if (have_.empty()) {
+    const auto memory = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (p_.total_bytes > memory) {
+      chunk_bytes_ = 0;
+      return make_error(errc::unavailable, "version " + std::to_string(p_.version) + " announces " +
+                                               std::to_string(p_.total_bytes) + " bytes, more than the " +
+                                               std::to_string(memory) + " bytes of memory here");
+    }
+    try {
+      bytes_.resize(p_.total_bytes);
+      have_.assign(p_.chunks, false);
+    } catch (const std::exception&) {  // bad_alloc, length_error
+      bytes_ = {};
+      chunk_bytes_ = 0;
+      return make_error(errc::unavailable, "version " + std::to_string(p_.version) + ": cannot hold the announced " +
+                                               std::to_string(p_.total_bytes) + " bytes in memory");
+    }
+  }
   std::copy(data.begin(), data.end(), bytes_.begin() + static_cast<std::ptrdiff_t>(offset));
   have_[index] = true;
   ++received_;

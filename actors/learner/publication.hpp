@@ -73,7 +73,9 @@ class weight_assembler {
   explicit weight_assembler(publication p);
   // invalid_argument for an index past the count or a chunk whose size
   // disagrees with the others' and the total; a repeated chunk is ignored
-  // (finish() checks the hash).
+  // (finish() checks the hash). The buffer of total_bytes is allocated when
+  // the first chunk that agrees with the announcement arrives: unavailable
+  // when it is more than this machine's memory or cannot be allocated.
   status add(std::uint32_t index, std::span<const std::uint8_t> data);
   bool complete() const { return received_ == p_.chunks; }
   // The weights, hashed once (weights_digest), handed over: a second call
@@ -86,7 +88,7 @@ class weight_assembler {
   publication p_;
   std::vector<std::uint8_t> bytes_;  // total_bytes once the first chunk is in
   std::uint64_t chunk_bytes_ = 0;    // size of every chunk but the last; 0 until known
-  std::vector<bool> have_;
+  std::vector<bool> have_;           // chunks received; sized with bytes_
   std::uint32_t received_ = 0;
 };
 

@@ -50,15 +50,20 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-// numel * element size, or nullopt on overflow.
+// numel * element size, or nullopt on overflow: of the bytes, or of the
+// element count, which tensor_view::numel() (and LibTorch) hold in an int64
+// (a shape like [2^62, 2, 0] spans 0 bytes but overflowed numel()).
 std::optional<std::uint64_t> byte_count(const std::vector<std::int64_t>& shape, dtype type) {
-  std::uint64_t n = dtype_size(type);
+  constexpr auto max_elements = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  std::uint64_t elements = 1;
   for (std::int64_t d : shape) {
     if (d < 0) return std::nullopt;
-    if (d != 0 && n > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(d)) return std::nullopt;
-    n *= static_cast<std::uint64_t>(d);
+    if (d != 0 && elements > max_elements / static_cast<std::uint64_t>(d)) return std::nullopt;
+    elements *= static_cast<std::uint64_t>(d);
   }
-  return n;
+  const std::uint64_t size = dtype_size(type);
+  if (elements > std::numeric_limits<std::uint64_t>::max() / size) return std::nullopt;
+  return elements * size;
 }
 
 }  // namespace

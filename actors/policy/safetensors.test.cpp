@@ -183,6 +183,15 @@ TEST_CASE("a safetensors shape that does not match its byte range is reported") 
   CHECK(msg.find("field w: shape [3, 2] of BF16 needs 12 bytes but data_offsets span 8") != std::string::npos);
 }
 
+TEST_CASE("a safetensors shape whose element count overflows an int64 is reported, though it spans no bytes") {
+  // Found with fuzz/safetensors.fuzz.cpp: [2^62, 2, 0] of U8 passed, and numel() overflowed.
+  scratch_dir dir;
+  auto kept = read_file(std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "fuzz/regressions/safetensors/numel_overflow");
+  REQUIRE_FALSE(kept.empty());
+  auto e = open_error(dir, kept);
+  CHECK(e.find("field x: shape [4611686018427387904, 2, 0] of U8 needs too many bytes") != std::string::npos);
+}
+
 TEST_CASE("safetensors data not covered by any tensor is reported") {
   scratch_dir dir;
   const auto msg = open_error(dir, raw_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 12));

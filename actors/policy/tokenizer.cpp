@@ -108,7 +108,15 @@ status parse_post_processor(const json& spec, const std::string& source, const s
         return bad(source, where, "names special token \"" + name + "\", which " + field + ".special_tokens lacks");
       }
       template_item item;
-      for (const auto& id : (*specials)[name]["ids"]) item.ids.push_back(id.get<std::int32_t>());
+      // Ids as the vocabulary's are: the policy looks them up as they are (a
+      // negative one passed through to encode(), fuzz/regressions/tokenizer).
+      for (const auto& id : (*specials)[name]["ids"]) {
+        if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > INT32_MAX) {
+          return bad(source, field + ".special_tokens." + name + ".ids",
+                     "holds " + id.dump() + ", which is not a token id (an integer from 0 to 2^31 - 1)");
+        }
+        item.ids.push_back(id.get<std::int32_t>());
+      }
       items.push_back(std::move(item));
     } else {
       return bad(source, where, "is neither a Sequence nor a SpecialToken");

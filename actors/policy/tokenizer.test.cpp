@@ -281,5 +281,15 @@ TEST_CASE("loading a tokenizer from a folder reads its tokenizer.json") {
   CHECK(t->source() == (dir / "tokenizer.json").string());
 }
 
+TEST_CASE("a template whose special token has a negative id is refused naming the field") {
+  // Found with fuzz/tokenizer.fuzz.cpp: ids: [-7] loaded, and encode() returned -7.
+  auto kept = testing::read_file(std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "fuzz/regressions/tokenizer/template_negative_id.json");
+  REQUIRE_FALSE(kept.empty());
+  auto t = tokenizer::parse(kept, "test/tokenizer.json");
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().code == errc::invalid_argument);
+  CHECK(t.error().message.find("field post_processor.special_tokens.<s>.ids holds -7") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace crucible::policy
