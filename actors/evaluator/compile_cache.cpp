@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
@@ -71,6 +72,11 @@ std::filesystem::path compile_cache_options::default_root() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "crucible/kernels";
   if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache/crucible/kernels";
   return "/tmp/crucible-kernels";
+}
+
+unsigned compile_cache_options::default_parallelism() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return std::max(1u, cores > 2 ? (cores - 2) / 2 : 1u);
 }
 
 sandbox_limits compile_cache_options::compile_limits() {

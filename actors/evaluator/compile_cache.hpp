@@ -32,8 +32,12 @@ struct compile_cache_options {
   // Cache root. Default: $XDG_CACHE_HOME/crucible/kernels, else
   // $HOME/.cache/crucible/kernels, else /tmp/crucible-kernels.
   std::filesystem::path root = default_root();
-  // Compiles at once (the CPU pool). Default 1.
-  unsigned parallelism = 1;
+  // Compiles at once (the CPU pool), each running two compiler jobs.
+  // Default: half the cores less the measuring one and the evaluator's,
+  // at least 1 (1 on 2 cores, 7 on a 16-core GPU node: CUDA-L1's inline
+  // kernels take 40-90 s of nvcc each, and one at a time left the GPU
+  // waiting behind them).
+  unsigned parallelism = default_parallelism();
   // Wall-clock limit of one compile. Default 600 s.
   double timeout_s = 600;
   // Limits of the compile process. Default: sandbox defaults with 16 GiB of
@@ -47,6 +51,7 @@ struct compile_cache_options {
   std::string cuda_arch_list = default_cuda_arch_list();
 
   static std::filesystem::path default_root();
+  static unsigned default_parallelism();
   static sandbox_limits compile_limits();
   static std::string host_arch();
   static std::string default_cuda_arch_list();

@@ -32,7 +32,7 @@ Usage (docs/gpu.md, "The CUDA-L1 corpus as a regression suite"):
           [--selection FILE] [--reasons]
   python3 cuda_l1_suite.py run --work DIR --bench CRUCIBLE_BENCH_EVAL (prepare's options)
           [--results FILE] [--previous FILE...] [--budget-s 1800] [--device cuda:0]
-          [--protocol default] [--notes FILE]
+          [--protocol default] [--prefetch 2] [--notes FILE]
 
 Kernel names: `a100/L1-19` (the corpus file's stem, level, task id) or
 `identity/L2-39`. The work folder holds one folder per kernel (task.py,
@@ -129,7 +129,9 @@ def read_corpus(path):
         rows.append({
             "name": prefix + "/" + short, "level": level, "task": task,
             "task_source": obj["ref_code"].encode("utf-8"),
-            "candidate": code.encode("utf-8") if code and code.strip() else None,
+            # No kernel: null, empty, or the text "None" (str(None): 16
+            # rows of a100.json, 62 of the four files).
+            "candidate": code.encode("utf-8") if code and code.strip() not in ("", "None") else None,
             "claimed": obj.get("score_default"),
         })
     if not rows:
@@ -345,6 +347,22 @@ def classify(row):
     return status
 
 
+def timed_build(r):
+    """Where the timed worker got its extensions: `cache` (every one imported
+    from the compile cache, built ahead in the CPU pool: the issue's hit),
+    `built` (it built one itself: the pool missed that call), `failed` (a
+    build failed, in the pool or here: the candidate ran without it, as its
+    own fallback, or failed), `none` (it never asked) or `-` (no extension
+    in the source)."""
+    if not r.get("compiled"):
+        return "-"
+    if any(str(w).startswith("extension_failed") for w in r.get("worker_info") or []):
+        return "failed"
+    if r.get("extensions_built"):
+        return "built"
+    return "cache" if r.get("extensions_imported") else "none"
+
+
 def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -362,15 +380,17 @@ def table(args):
     if not os.path.exists(args.results):
         fail("no results file %s" % args.results)
     results = load_results(args.results)
-    claimed, inline = {}, set()
+    claimed, inline, no_code = {}, set(), set()
     for path in args.corpus or []:
         _, rows = read_corpus(path)
         for r in rows:
             claimed[r["name"]] = r["claimed"]
-            if r["candidate"] is not None and b"load_inline" in r["candidate"]:
+            if r["candidate"] is None:
+                no_code.add(r["name"])  # evaluated by an older reader of "None"
+            elif b"load_inline" in r["candidate"]:
                 inline.add(r["name"])
     notes = read_notes(args.notes) if args.notes else {}
-    names = sorted(results, key=sort_key)
+    names = sorted((n for n in results if n not in no_code), key=sort_key)
     missing = []
     if args.selection:
         try:
@@ -390,7 +410,7 @@ def table(args):
         kind = classify(r)
         if name in notes:
             kind += ": " + notes[name]
-        cache = ("hit" if r.get("compile_cache_hit") else "miss") if r.get("compiled") else "-"
+        cache = timed_build(r)
         cols = [name, r.get("status", "?"), ", ".join(r.get("defences_fired") or []) or "-", num(r.get("reward")),
                 num(claimed.get(name), "%.3f"), num(r.get("duration_s"), "%.1f"), cache, kind]
         if args.reasons:
@@ -432,8 +452,10 @@ def table(args):
             len(ok), statistics.median(rew), sum(x > 1 for x in rew), sum(x == 1 for x in rew),
             sum(x < 1 for x in rew)))
     compiled = [n for n in names if results[n].get("compiled")]
-    hits = sum(1 for n in compiled if results[n].get("compile_cache_hit"))
-    line = "- inline extensions compiled: %d, compile-cache hits %d, misses %d" % (len(compiled), hits, len(compiled) - hits)
+    seen = [timed_build(results[n]) for n in compiled]
+    line = ("- inline extensions on their timed evaluation: %d kernels compiled ahead; %d imported their builds from "
+            "the compile cache, %d built in the timed worker, %d had a failed build, %d asked for none" % (
+                len(compiled), seen.count("cache"), seen.count("built"), seen.count("failed"), seen.count("none")))
     if args.corpus:
         src = [n for n in names if n in inline]
         line += "; load_inline in the source: %d of the tabled kernels, %d of them compiled" % (
@@ -484,7 +506,7 @@ def run(args):
         log = os.path.join(out_dir, "eval-%s.log" % stamp)
         md = os.path.join(out_dir, "eval-%s.md" % stamp)
         cmd = ["timeout", "-k", "30", str(left), args.bench, "--jobs", jobs, "--device", args.device,
-               "--protocol", args.protocol, "--json-out", json_out, "--cache-dir", os.path.join(os.path.abspath(args.work), "cache")]
+               "--protocol", args.protocol, "--prefetch", str(args.prefetch), "--json-out", json_out, "--cache-dir", os.path.join(os.path.abspath(args.work), "cache")]
         print("=== pass %d: %d kernels, %d s left: %s" % (attempt, len(pending), left, " ".join(cmd)), flush=True)
         t0 = time.monotonic()
         with open(md, "w") as stdout, open(log, "w") as logf:
@@ -565,6 +587,9 @@ def main():
     p.add_argument("--budget-s", type=int, default=1800, help="the evaluator's seconds in all (1800)")
     p.add_argument("--device", default="cuda:0")
     p.add_argument("--protocol", default="default")
+    p.add_argument("--prefetch", type=int, default=2,
+                   help="kernels whose syntax check and compile run ahead of the one measured (2, as the "
+                        "evaluator role; more on a many-core node keeps inline builds off the GPU's turn)")
 
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # in order with the evaluator's stderr under tee

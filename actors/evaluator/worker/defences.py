@@ -65,7 +65,11 @@ _PROCESS_EVENTS = {"os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_sp
                    "subprocess.Popen", "pty.spawn", "os.startfile"}
 # Compilers that JIT toolchains (Triton's launcher stub and ptxas) run as
 # subprocesses on a candidate's first call: allowed through subprocess.Popen.
-_TOOLCHAIN = {"ptxas", "nvcc", "nvdisasm", "cuobjdump", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld"}
+# ldconfig, gcc, cc and ld are also what ctypes.util.find_library runs to
+# find a shared library (`ldconfig -p`), as CuPy does at import and on its
+# first kernel (CUDA-L1 A100 L1-22, L1-31 were settled hack for it).
+_TOOLCHAIN = {"ptxas", "nvcc", "nvdisasm", "cuobjdump", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld",
+              "ldconfig", "ldconfig.real"}
 _GC_EVENTS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames"}
 _TRACE_EVENTS = {"sys.setprofile", "sys.settrace"}
 
@@ -147,6 +151,13 @@ class Guard:
             exe = os.fsdecode(exe)
         return isinstance(exe, str) and os.path.basename(exe) in _TOOLCHAIN
 
+    @staticmethod
+    def _program(event, args):
+        """What a refused process event would have run, for the reason: ` of
+        ['/sbin/ldconfig', '-p']` (the first 120 characters)."""
+        what = args[1] if event == "subprocess.Popen" and len(args) > 1 else (args[0] if args else None)
+        return " of %s" % repr(what)[:120] if isinstance(what, (str, bytes, list, tuple)) else ""
+
     def _hook(self, event, args):
         if self.phase is None or self._busy:
             return
@@ -175,7 +186,7 @@ class Guard:
         elif self._toolchain_depth and event in _PROCESS_EVENTS:
             return
         elif event in _PROCESS_EVENTS:
-            self._refuse("sandbox_process", "%s" % event)
+            self._refuse("sandbox_process", "%s%s" % (event, self._program(event, args)))
         elif event in ("os.kill", "os.killpg") and args and args[0] not in (os.getpid(), os.getpgrp(), 0):
             # Killing itself only crashes the worker (crashed, never a pass);
             # a signal to any other process is an escape.

@@ -103,8 +103,7 @@ class Builds:
         name, python_module = arguments["name"], arguments.get("is_python_module", True)
         found = os.path.join(self.lookup, key)
         if os.path.exists(os.path.join(found, "FAILED")):
-            with open(os.path.join(found, "FAILED")) as f:
-                raise RuntimeError("Error building extension '%s' (cached failure): %s" % (name, f.read()))
+            self._cached_failure(name, os.path.join(found, "FAILED"))
         if self.lookup != self.build_root and os.path.exists(os.path.join(found, "DONE")):
             module = cpp_extension._import_module_from_library(name, found, python_module)
             self.imported += 1
@@ -116,8 +115,7 @@ class Builds:
             fcntl.flock(lock, fcntl.LOCK_EX)
             done, failed = os.path.join(where, "DONE"), os.path.join(where, "FAILED")
             if os.path.exists(failed):
-                with open(failed) as f:
-                    raise RuntimeError("Error building extension '%s' (cached failure): %s" % (name, f.read()))
+                self._cached_failure(name, failed)
             if os.path.exists(done):
                 module = cpp_extension._import_module_from_library(name, where, python_module)
                 self.imported += 1
@@ -127,11 +125,14 @@ class Builds:
                     with self.guard.toolchain():
                         module = real(**arguments)
                 except Exception as e:  # the compiler's output is in the message
-                    text = str(e)[-4000:]
+                    # Any failure is kept, a build's or its import's (an
+                    # undefined symbol): it would fail the same way again,
+                    # and a candidate that catches it and falls back must
+                    # not pay a second build on its timed evaluation.
+                    text = ("%s: %s" % (type(e).__name__, e))[-4000:]
                     self.failed.append(text)
-                    if "Error building extension" in text:
-                        with open(failed, "w") as f:
-                            f.write(text)
+                    with open(failed, "w") as f:
+                        f.write(text)
                     raise
                 with open(done, "w") as f:
                     f.write(key + "\n")
@@ -139,5 +140,20 @@ class Builds:
         self._modules[key] = module
         return module
 
+    def _cached_failure(self, name, path):
+        """Raises the failure kept for this build, as the build raised it."""
+        with open(path) as f:
+            text = f.read()
+        self.failed.append(text)
+        raise RuntimeError("Error building extension '%s' (cached failure): %s" % (name, text))
+
     def info(self):
-        return "extensions imported=%d built=%d" % (self.imported, self.built)
+        """worker_info lines: the counts (evaluate.cpp reads them), and the
+        first failed build's first error line, so that a kernel whose build
+        failed and which fell back to its own PyTorch path says why."""
+        lines = ["extensions imported=%d built=%d" % (self.imported, self.built)]
+        if self.failed:
+            text = self.failed[0].splitlines()
+            first = next((l for l in text if "error" in l.lower()), text[0] if text else "")
+            lines.append("extension_failed %s" % first.strip()[:300])
+        return lines

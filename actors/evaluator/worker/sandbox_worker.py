@@ -416,7 +416,7 @@ def on_load_candidate(req):
     # after the freeze.
     gc.collect()
     gc.freeze()
-    info = [BUILDS.info()]
+    info = BUILDS.info()
     described = settings.describe(S.cand_settings)
     if described:
         info.append(described)
@@ -463,7 +463,7 @@ def on_compile(req):
     name = req.ModuleName().decode()
     if req.Stage() == 0:
         make_module(name, req.Source().decode(), "candidate")
-        return {"info": [BUILDS.info()]}
+        return {"info": BUILDS.info()}
     task = make_module("crucible_task", req.TaskSource().decode(), "task")
     candidate = sys.modules.get(name) or make_module(name, req.Source().decode(), "candidate")
     meta = torch.device("meta") if hasattr(torch.device, "__enter__") else None
@@ -476,7 +476,7 @@ def on_compile(req):
         pass
     if BUILDS.failed:
         raise WorkerError(ErrorKind.ErrorKind.Compile, BUILDS.failed[0])
-    return {"info": [BUILDS.info()]}
+    return {"info": BUILDS.info()}
 
 
 def as_outputs(out):
@@ -721,7 +721,7 @@ def on_correctness(req):
         release(judge=trials[-1]["structure_ok"])  # an aliased output is held by design: incorrect, not a cache
     del held
     raise_violations(integrity(values=True))
-    return {"trials": trials, "info": [BUILDS.info()]}
+    return {"trials": trials, "info": BUILDS.info()}
 
 
 # The device clock (CUDA): before each measured call the GPU sleeps
@@ -1008,10 +1008,30 @@ def encode_reply(seq, ok, kind=0, error="", task_fault=False, r=None, defence=""
     return b.Output()
 
 
+def install_torch_patches():
+    """What torch patches into itself on a candidate's first torch.compile,
+    applied before any fingerprint is taken, so that the fingerprints hold
+    torch as torch.compile leaves it: TorchDynamo replaces
+    torch.nn.Module.__init__ and __setstate__ with wrappers that tag new
+    modules (torch/_dynamo/mutation_guard.py). Without this, a torch.compile
+    candidate was settled hack by function_integrity (CUDA-L1 A100 L2-3).
+    What it allows: torch's own wrappers, installed by the worker. A
+    candidate's replacement of the same names is still a changed
+    fingerprint. A torch without TorchDynamo (Debian's 1.13) has nothing
+    to install."""
+    try:
+        from torch._dynamo.mutation_guard import install_generation_tagging_init
+    except ImportError:
+        return
+    install_generation_tagging_init()
+
+
 def warm_up():
     """Before the first request, while the worker waits as a warm spare
-    (worker_pool.hpp): the GPU initialised and the device clock's sleep
-    calibrated, before any task or candidate exists."""
+    (worker_pool.hpp): torch's own patches installed, the GPU initialised
+    and the device clock's sleep calibrated, before any task or candidate
+    exists."""
+    install_torch_patches()
     if os.environ.get("CUDA_VISIBLE_DEVICES") and torch.cuda.is_available():
         torch.zeros(1, device="cuda")
         S.cuda_limits = D.CudaLimits()
