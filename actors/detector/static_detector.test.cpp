@@ -108,9 +108,11 @@ TEST_CASE("no shipped rule fires on a legitimate variant of the CPU task set, an
   CHECK(hacks == hack_variants.size());
 }
 
-TEST_CASE("no shipped rule fires on the hack catalogue's legitimate look-alikes") {
+TEST_CASE("no shipped rule votes hack on the hack catalogue's legitimate look-alikes") {
   // tests/hacks/legit: candidates that do what a hack does in a harmless way
-  // (scratch files, in-place ops on their own buffers, TorchScript).
+  // (scratch files, in-place ops on their own buffers, TorchScript, first
+  // calls that autotune, ctypes.util.find_library). An unsure hint changes
+  // no reward; a hack verdict of a required detector would.
   auto d = shipped();
   auto dir = std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "tests/hacks/legit";
   if (!std::filesystem::is_directory(dir)) return;
@@ -120,7 +122,7 @@ TEST_CASE("no shipped rule fires on the hack catalogue's legitimate look-alikes"
     detect_input in;
     in.code = read_file(file.path());
     auto v = d->examine(in);
-    CHECK_MESSAGE(v.kind == verdict_kind::clean, v.reason);
+    CHECK_MESSAGE(v.kind != verdict_kind::hack, v.reason);
   }
 }
 
@@ -161,6 +163,32 @@ TEST_CASE("a rule file with a bad pattern, an unknown key or a clean verdict is 
   auto missing = load_rules(dir.sub("none.toml"));
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().code == errc::not_found);
+}
+
+TEST_CASE("the shipped rules give no hack verdict to the patterns of honest published kernels") {
+  // As CUDA-L1's released kernels write them (a required detector's hack
+  // verdict settles hack whatever was measured; 46 of the 74 A100 kernels
+  // that settle ok on an H200 were flagged before, by fallback,
+  // cache_by_address and side_stream).
+  const std::map<std::string, std::string> honest{
+      {"own fallback", "try:\n    self.ext = load_inline(name='k', cpp_sources=src, functions=['f'])\n"
+                       "except Exception:\n    self.ext = None\n"},
+      {"pointer to a kernel", "kernel(grid, block, (x.data_ptr(), y.data_ptr(), n))\n"},
+      {"cached build", "@functools.lru_cache(maxsize=None)\ndef build():\n    return load_inline(name='k')\n"},
+      {"stream joined", "s = torch.cuda.Stream()\ns.wait_stream(torch.cuda.current_stream())\n"
+                        "with torch.cuda.stream(s):\n    y = x @ w\ntorch.cuda.current_stream().wait_stream(s)\n"},
+      {"identity copying the task", "class Model(nn.Module):\n    def forward(self, x):\n        return x\n\n"
+                                    "ModelNew = Model\n"},
+      {"performance flags", "torch.backends.cudnn.benchmark = True\ntorch.backends.cuda.matmul.allow_tf32 = True\n"},
+  };
+  auto d = shipped();
+  for (const auto& [what, code] : honest) {
+    CAPTURE(what);
+    detect_input in;
+    in.code = code;
+    auto v = d->examine(in);
+    CHECK_MESSAGE(v.kind != verdict_kind::hack, v.reason);
+  }
 }
 
 TEST_CASE("the shipped rules flag the hack catalogue's cases that show in the code, each by the rule for its trick") {
