@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
 #ifdef CRUCIBLE_HAVE_RUN
       add_run_command(app),
 #endif
+#ifdef CRUCIBLE_HAVE_KERNELS
+      add_kernels_command(app),
+#endif
 #ifdef CRUCIBLE_HAVE_ROLLOUT
       crucible::rollout::add_rollout_command(app),
 #else

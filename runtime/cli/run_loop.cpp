@@ -321,7 +321,8 @@ int run_loop(const config::file& file, const run_options& run, const std::string
                             {"learned", learned},
                             {"versions", metrics.size()},
                             {"elapsed_s", elapsed},
-                            {"stopped_by_time_limit", stopped_by_limit}};
+                            {"stopped_by_time_limit", stopped_by_limit},
+                            {"tasks_dir", fs::absolute(run.tasks_dir).string()}};
   if (elapsed > 0) summary["groups_per_hour_this_session"] = static_cast<double>(groups.size()) * 3600.0 / elapsed;
   if (groups.size() >= 2) {
     const double span_s = static_cast<double>(groups.back().settled_ns - groups.front().started_ns) / 1e9;
@@ -329,13 +330,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
   }
   {
     std::ofstream out(dir / "settlements.jsonl", std::ios::trunc);
-    for (const auto& r : *rows)
-      out << nlohmann::json{{"candidate", r.id}, {"group", r.group}, {"task", r.task}, {"status", r.status},
-                            {"reward", r.reward}, {"speedup_raw", r.speedup}, {"verified", r.verified},
-                            {"policy_version", r.policy_version}, {"submitted_ns", r.submitted_ns},
-                            {"settled_ns", r.settled_ns}, {"reason", r.reason}}
-                 .dump()
-          << "\n";
+    for (const auto& r : *rows) out << settlement_line(r).dump() << "\n";
   }
   std::ofstream(dir / "summary.json") << summary.dump(2) << "\n";
   if (auto s = write_report((dir / "report.html").string(), *rows, metrics, summary, exemplar_bucket_width); !s)

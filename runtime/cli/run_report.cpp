@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/cli/kernels_found.hpp"
+
 namespace crucible::cli {
 
 namespace {
@@ -83,6 +85,23 @@ std::vector<std::pair<double, double>> rolling(const std::vector<std::pair<doubl
   return out;
 }
 
+// Each task's best kernel (kernels_found.hpp), its code folded away.
+std::string kernels_table(const std::vector<settled_row>& rows) {
+  auto best = best_kernels(rows);
+  std::string html = "<h2>Kernels found</h2>\n";
+  if (best.empty()) return html + "<p>no task has a settled success yet</p>\n";
+  html += "<table><tr><th>task</th><th>reward</th><th>verified</th><th>policy version</th><th>when (UTC)</th>"
+          "<th>candidate</th><th>code</th></tr>\n";
+  for (const auto& k : best)
+    html += fmt::format(
+        "<tr><td>{}</td><td>{:.3f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td style=\"text-align:left\"><details><summary>{} lines</summary><pre>{}</pre></details></td></tr>\n",
+        escape(k.task), k.reward, k.verified ? "yes" : "no", k.policy_version, iso_time(k.settled_ns), escape(k.id),
+        std::count(k.code.begin(), k.code.end(), '\n') + (k.code.empty() || k.code.back() == '\n' ? 0 : 1),
+        escape(k.code));
+  return html + "</table>\n";
+}
+
 }  // namespace
 
 status write_report(const std::string& path, const std::vector<settled_row>& rows,
@@ -149,6 +168,7 @@ status write_report(const std::string& path, const std::vector<settled_row>& row
   for (const auto& key : {"groups", "samples", "first_fifth", "last_fifth", "learned", "versions", "elapsed_s"})
     if (summary.contains(key)) out << "<tr><th>" << key << "</th><td>" << escape(summary[key].dump()) << "</td></tr>";
   out << "</table>\n";
+  out << kernels_table(rows);
   out << chart("Reward per group", "group (in order started)", {reward, reward_avg});
   out << chart("Success rate", "group (in order started)", {success_avg});
   out << chart("Speedup of successes (log scale)", "minutes", {speedup}, true);

@@ -1,6 +1,7 @@
 // DIR/report.html of a loop run: one self-contained page (inline SVG, no
 // scripts or downloads) with reward, speedup, success rate, staleness,
-// exemplar buckets and verdicts over time, and the learner's loss and KL.
+// exemplar buckets and verdicts over time, the learner's loss and KL, and
+// the kernels found (each task's best, kernels_found.hpp).
 // Written by `crucible run` at the end of the loop (and of a resumed one).
 #pragma once
 

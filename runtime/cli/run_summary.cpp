@@ -27,6 +27,8 @@ result<std::vector<settled_row>> read_settlements(referee::candidate_ledger& led
     row.policy_version = s->policy_version();
     row.submitted_ns = r.submitted_ns;
     row.settled_ns = s->settled_ns();
+    if (auto c = messages::open(r.candidate); c && (*c)->payload_as_Candidate())
+      row.code = std::string(messages::str((*c)->payload_as_Candidate()->code()));
     rows.push_back(std::move(row));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.submitted_ns < b.submitted_ns; });

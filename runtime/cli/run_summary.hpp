@@ -11,16 +11,9 @@
 
 #include "actors/referee/candidate_ledger.hpp"
 #include "runtime/base/result.hpp"
+#include "runtime/cli/settlements_file.hpp"
 
 namespace crucible::cli {
-
-struct settled_row {
-  std::string id, group, task, status, reason;
-  double reward = 0, speedup = 0;
-  bool verified = false;
-  std::uint64_t policy_version = 0;
-  std::int64_t submitted_ns = 0, settled_ns = 0;
-};
 
 struct group_row {
   std::string id, task;
@@ -38,7 +31,8 @@ struct group_span {
 };
 
 // Every settled candidate whose id starts with `prefix` ("" = all), in the
-// order they were submitted. Errors: the ledger's (corrupt records).
+// order they were submitted, with its code (from the Candidate). Errors:
+// the ledger's (corrupt records).
 result<std::vector<settled_row>> read_settlements(referee::candidate_ledger& ledger, const std::string& prefix);
 
 // Rows grouped by Settlement.group_id, in the order groups started.
