@@ -160,8 +160,8 @@ class attempt {
       if (std::sscanf(line.c_str(), "extensions imported=%u built=%u", &imported, &built) == 2) {
         e_.extensions_imported = imported;
         e_.extensions_built = built;
-      } else {
-        e_.worker_info.push_back(line);
+      } else if (std::find(e_.worker_info.begin(), e_.worker_info.end(), line) == e_.worker_info.end()) {
+        e_.worker_info.push_back(line);  // each request repeats what still holds: once is enough
       }
     }
   }

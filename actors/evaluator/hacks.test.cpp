@@ -4,11 +4,14 @@
 // defences_fired; its legitimate near misses must settle ok with none fired.
 // CUDA-only cases run on a GPU (tools/gpu/hacks_gpu.sh).
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "actors/evaluator/evaluate.hpp"
 
@@ -119,4 +122,47 @@ TEST_CASE("every candidate file in the hack catalogue has a line in its manifest
       if (f.path().extension() == ".py")
         CHECK_MESSAGE(listed.count(std::filesystem::relative(f.path(), root).string()) == 1,
                       f.path() << " is not in tests/hacks/manifest.txt");
+}
+
+// The defences' units (worker/defences/, `python3 -m defences`): every
+// defence the manifest names has a unit or a named place elsewhere, every
+// unit lists catalogue cases, and each case a unit lists is in the manifest,
+// caught by that unit or settled without a hack (what it allows or cannot
+// catch). Who reads a rule finds its rationale and its cases in one place.
+TEST_CASE("every defence the catalogue names has its unit or its place, and every unit's cases are in the catalogue") {
+  const auto env = worker_environment::defaults();
+  const auto dir = env.worker_script.parent_path();
+  const std::string command = "cd '" + dir.string() + "' && '" + env.python.string() + "' -m defences";
+  std::string text;
+  {
+    FILE* pipe = ::popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) text.append(buf, n);
+    REQUIRE_MESSAGE(::pclose(pipe) == 0, command << " failed: " << text);
+  }
+  const auto units = nlohmann::json::parse(text);
+  std::map<std::string, hack_case> cases;
+  for (const auto& c : read_manifest()) cases[c.candidate] = c;
+  for (const auto& [file, c] : cases)
+    for (const auto& d : c.defences)
+      if (d != "-") CHECK_MESSAGE(units.contains(d), "manifest line " << c.line << " names " << d << ", which no unit reports");
+  std::map<std::string, std::set<std::string>> names_of_unit;
+  for (const auto& [name, u] : units.items())
+    if (!u["unit"].is_null()) names_of_unit[u["unit"].get<std::string>()].insert(name);
+    else CHECK_MESSAGE(!u["where"].get<std::string>().empty(), name << " has neither a unit nor a place");
+  CHECK(names_of_unit.size() >= 13);
+  for (const auto& [unit, names] : names_of_unit) {
+    CAPTURE(unit);
+    CHECK(std::filesystem::exists(root / unit));
+    const auto& listed = units[*names.begin()]["cases"];
+    CHECK_MESSAGE(!listed.empty(), unit << " lists no catalogue case");
+    for (const auto& f : listed) {
+      const auto it = cases.find(f.get<std::string>());
+      REQUIRE_MESSAGE(it != cases.end(), unit << " lists " << f << ", which is not in the manifest");
+      const auto& c = it->second;
+      const bool caught = std::any_of(c.defences.begin(), c.defences.end(), [&](auto& d) { return names.count(d); });
+      CHECK_MESSAGE((caught || c.status != "hack"), unit << " lists " << f << ", which another defence settles hack");
+    }
+  }
 }

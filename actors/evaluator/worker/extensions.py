@@ -153,7 +153,11 @@ class Builds:
         failed and which fell back to its own PyTorch path says why."""
         lines = ["extensions imported=%d built=%d" % (self.imported, self.built)]
         if self.failed:
+            # The compiler's own diagnostic (`file.cu(12): error: ...`,
+            # `file.cpp:3:10: error: ...`) before torch's "Error building
+            # extension" header, which names only the command.
             text = self.failed[0].splitlines()
-            first = next((l for l in text if "error" in l.lower()), text[0] if text else "")
+            first = next((l for l in text if "error:" in l.lower()),
+                         next((l for l in text if "error" in l.lower()), text[0] if text else ""))
             lines.append("extension_failed %s" % first.strip()[:300])
         return lines

@@ -11,7 +11,7 @@ Reference and candidate run in this one process (paired rounds need the same
 inputs). They share no mutable global state across calls: before every call
 the worker sets thread count, grad mode and backend flags to the same values,
 and reports any change the candidate's call made (state_changed). The hack
-defences (defences.py, docs/defences.md) are armed before the candidate is
+defences (defences/, docs/defences.md) are armed before the candidate is
 imported; a defence that fires ends the request with ErrorKind Hack and its
 name in Reply.defence.
 """
@@ -85,7 +85,7 @@ from crucible.sandbox import (  # noqa: E402
     TrialOutcome,
 )
 
-import defences as D  # noqa: E402  (worker/defences.py, beside this file)
+import defences as D  # noqa: E402  (worker/defences/, beside this file: one rule a module)
 import extensions  # noqa: E402  (worker/extensions.py: inline builds, once)
 import settings  # noqa: E402  (worker/settings.py: the own-settings rule)
 import stream_fence  # noqa: E402  (worker/stream_fence.py: the device clock sees every stream)
@@ -194,8 +194,7 @@ def protected_state():
 
 # Armed only while candidate code runs; the only writable place is the scratch
 # directory (cwd, HOME and TMPDIR of this process).
-GUARD = D.Guard([os.getcwd(), os.environ.get("TMPDIR"), os.environ.get("HOME")],
-                {__file__, os.path.realpath(__file__), D.__file__, os.path.realpath(D.__file__)})
+GUARD = D.Guard([os.getcwd(), os.environ.get("TMPDIR"), os.environ.get("HOME")])
 # load_inline/load for task and candidate code (extensions.py); where it
 # builds is set by LoadCandidate or CompileCandidate.
 BUILDS = extensions.Builds(GUARD)
@@ -642,7 +641,7 @@ def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True):
                  changed=[], defence=defence, ref_digest=D.digest(D.tensors_of(ref_out)),
                  cand_digest=D.digest(cands))
     inputs = D.tensors_of(pristine_in) + D.tensors_of(cand_in)
-    refs = D.storage_refs(cands, S.protected | {D._storage(t).data_ptr() for t in inputs})
+    refs = D.storage_refs(cands, S.protected | {D.storage(t).data_ptr() for t in inputs})
     D.poison(D.tensors_of(ref_out) + (cands if poison_output else []) + inputs, S.protected)
     return trial, refs
 
