@@ -88,6 +88,23 @@ TEST_CASE("the quick-start runs end to end and learns: the last fifth of the gro
   // The learner trained a version per group batch and the report plots them.
   CHECK(read_jsonl(dir + "/run/metrics.jsonl").size() >= 4);
   CHECK(read_file(dir + "/run/report.html").find("<svg") != std::string::npos);
+  CHECK(read_file(dir + "/run/report.html").find("Kernels found") != std::string::npos);
+  // The kernels found, as CUDA-L1's format: a line per task that had a
+  // success, with its code read back from the referee's ledger and its
+  // settled reward.
+  child exported(crucible_binary(), {"kernels", "export", "--run", dir + "/run", "--out", dir + "/kernels.jsonl"},
+                 dir + "/kernels.out");
+  REQUIRE(exported.wait(60s) == 0);
+  const auto kernels = read_jsonl(dir + "/kernels.jsonl");
+  CHECK_FALSE(kernels.empty());
+  for (const auto& k : kernels) {
+    CAPTURE(k.dump());
+    CHECK(k["custom_code"].is_string());
+    CHECK(k["custom_code"].get<std::string>().find("ModelNew") != std::string::npos);
+    CHECK(k["ref_code"].is_string());
+    CHECK(k["score_default"].get<double>() > 0);
+    CHECK(k["policy_version"].is_number());
+  }
 }
 
 TEST_CASE("a loop killed with SIGKILL continues with --resume: nothing settled is lost or counted twice") {
