@@ -15,11 +15,15 @@ patterns the detector compiles for every construct the shipped rules use
 
 import argparse
 import collections
-import json
 import os
 import re
 import sys
 import tomllib
+
+# The corpus and results readers of the suite (which rows have code, errors
+# naming file and line), not a second copy of them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu"))
+from cuda_l1_suite import load_results, read_corpus  # noqa: E402
 
 
 def main():
@@ -33,31 +37,18 @@ def main():
     except (OSError, tomllib.TOMLDecodeError, KeyError) as e:
         sys.exit("static_rules_corpus.py: %s: %s" % (args.rules, e))
     compiled = [(r["name"], r["verdict"], re.compile(r["pattern"], re.M)) for r in rules]
-    stem = os.path.splitext(os.path.basename(args.corpus))[0]
-    status = {}
-    if args.results:
-        for line in open(args.results):
-            if line.strip():
-                r = json.loads(line)
-                status[r["job"]] = r.get("status")
+    status = {name: row.get("status") for name, row in load_results(args.results).items()}
     fired, fired_ok = collections.Counter(), collections.Counter()
     kernels = flagged = ok = ok_flagged = 0
-    for n, line in enumerate(open(args.corpus), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            sys.exit("static_rules_corpus.py: %s:%d: not JSON (%s)" % (args.corpus, n, e.msg))
-        code = row.get("custom_code")
-        if not isinstance(code, str) or code.strip() in ("", "None"):
+    for row in read_corpus(args.corpus)[1]:
+        if row["candidate"] is None:
             continue  # CUDA-L1 released no kernel for this task
+        code = row["candidate"].decode("utf-8")
         kernels += 1
-        name = "%s/L%d-%d" % (stem, row["level_id"], row["task_id"])
         hacks = [rule for rule, verdict, p in compiled if verdict == "hack" and p.search(code)]
         fired.update(hacks)
         flagged += bool(hacks)
-        if status.get(name) == "ok":
+        if status.get(row["name"]) == "ok":
             ok += 1
             ok_flagged += bool(hacks)
             fired_ok.update(hacks)
