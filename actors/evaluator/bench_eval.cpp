@@ -18,7 +18,8 @@
 // writes each evaluation's JSON (crucible eval --json) with "job" and
 // "repeat" added, one a line.
 // --prefetch N (2): as the evaluator role does, the next N jobs' syntax
-// check and compile run ahead on other cores (cpu_stage.hpp), and the warm
+// check and compile run ahead on other cores (cpu_stage.hpp), the first of
+// them whose build is done is measured next (first_ready), and the warm
 // spares start with the evaluator, before the clock.
 // --compare-cold runs the whole list twice in one call, first with each
 // worker started when it is needed and every CPU step in line (the cold
@@ -28,10 +29,13 @@
 // cold pass's median seconds per evaluation over the warm pass's.
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -122,9 +126,21 @@ std::optional<pass_result> run_pass(evaluator& ev, const std::vector<std::pair<i
     return std::nullopt;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
+  // Jobs not yet measured, in order; of the first 1 + prefetch of them the
+  // first whose CPU stage is done goes next (first_ready), as in the
+  // evaluator actor, so that the device does not wait on one kernel's build
+  // while another is ready.
+  std::deque<std::size_t> pending(jobs.size());
+  std::iota(pending.begin(), pending.end(), std::size_t{0});
+  while (!pending.empty()) {
+    const std::size_t window = prefetch ? std::min(pending.size(), 1 + prefetch) : 1;
+    for (std::size_t k = 0; prefetch && k < window; ++k) ev.prefetch(requests[pending[k]]);
+    std::optional<std::size_t> pick;
+    while (!(pick = first_ready(window, [&](std::size_t k) { return ev.ready(requests[pending[k]]); })))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const std::size_t i = pending[*pick];
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*pick));
     const auto& [rep, job] = jobs[i];
-    for (std::size_t k = i; prefetch && k < std::min(jobs.size(), i + 1 + prefetch); ++k) ev.prefetch(requests[k]);
     auto e = ev.evaluate(requests[i], protocol);
     if (!e) {
       std::cerr << e.error().text() << "\n";

@@ -66,6 +66,12 @@ cpu_verdict cpu_stage::take(const std::string& candidate_source, const std::stri
   return f.valid() ? f.get() : run(candidate_source, task_source);
 }
 
+bool cpu_stage::ready(const std::string& candidate_source, const std::string& task_source) const {
+  std::lock_guard lock(mutex_);
+  auto it = held_.find(key_of(candidate_source, task_source));
+  return it == held_.end() || it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
 std::size_t cpu_stage::held() const {
   std::lock_guard lock(mutex_);
   return held_.size();

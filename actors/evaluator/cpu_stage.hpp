@@ -8,7 +8,8 @@
 //
 // Who calls it: ahead() from the evaluator role's job handler (a job it holds
 // beyond the one running) and from crucible-bench-eval (its next jobs);
-// take() from evaluator::evaluate. Thread-safe.
+// take() from evaluator::evaluate; ready() from the job queues that pick
+// what to measure next. Thread-safe.
 #pragma once
 
 #include <future>
@@ -49,6 +50,13 @@ class cpu_stage {
   // computed now on the calling thread.
   cpu_verdict take(const std::string& candidate_source, const std::string& task_source);
 
+  // Whether take() would return at once: its checks finished ahead, or were
+  // never asked for ahead (take() then runs them in line, as a job that was
+  // not prefetched). The evaluator's queue measures a ready job before one
+  // still compiling (ready_first.hpp), so the device never waits for a
+  // build while other work is ready.
+  bool ready(const std::string& candidate_source, const std::string& task_source) const;
+
   // Candidates ahead() holds, running or finished, not yet taken.
   std::size_t held() const;
 
@@ -62,5 +70,17 @@ class cpu_stage {
   mutable std::mutex mutex_;
   std::map<std::string, std::future<cpu_verdict>> held_;  // key: sha256(task, candidate); guarded
 };
+
+// Which of n queued jobs to measure next: the first whose CPU stage is ready
+// (ready(i)), so that a job still compiling does not hold the device while
+// jobs behind it could run; nullopt when every one is still compiling. Jobs
+// keep their order otherwise, and a job is never passed over once its build
+// is done. Used by the evaluator actor and crucible-bench-eval.
+template <class Ready>
+std::optional<std::size_t> first_ready(std::size_t n, Ready&& ready) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (ready(i)) return i;
+  return std::nullopt;
+}
 
 }  // namespace crucible::evaluator

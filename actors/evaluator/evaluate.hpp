@@ -132,6 +132,9 @@ class evaluator {
   // Starts the CPU stage (syntax check, compile) of a job that will come
   // next, on other cores (cpu_stage.hpp). Thread-safe.
   void prefetch(const eval_request& request) { cpu_->ahead(request.candidate_source, request.task_source); }
+  // Whether that CPU stage is done (or was never started ahead): evaluate()
+  // would go straight to the device. Thread-safe.
+  bool ready(const eval_request& request) const { return cpu_->ready(request.candidate_source, request.task_source); }
 
   // Starts every warm spare for this device now (worker_pool::prime), before
   // the first job: the role calls it when it starts. Errors: invalid_argument

@@ -156,8 +156,21 @@ class Builds:
             # The compiler's own diagnostic (`file.cu(12): error: ...`,
             # `file.cpp:3:10: error: ...`) before torch's "Error building
             # extension" header, which names only the command.
-            text = self.failed[0].splitlines()
-            first = next((l for l in text if "error:" in l.lower()),
-                         next((l for l in text if "error" in l.lower()), text[0] if text else ""))
-            lines.append("extension_failed %s" % first.strip()[:300])
+            lines.append("extension_failed %s" % failure_line(self.failed[0]))
         return lines
+
+
+def failure_line(text):
+    """The line of a failed build that says why: the compiler's diagnostic
+    (`file.cu(12): error: ...`, `file.cpp:3:10: error: ...`, `fatal error`),
+    else what ninja's log ends with (a compiler killed, a linker's message),
+    never torch's "Error building extension" header nor the command lines
+    ("[1/3] nvcc ...", "FAILED: ..."), which name only what ran."""
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    header = "Error building extension"
+    commands = ("[", "FAILED:", "ninja: build stopped", "/usr/", "/opt/", "c++ ", "g++ ", "nvcc ")
+    for l in lines:
+        if "error" in l.lower() and ":" in l and header not in l and not l.startswith(commands):
+            return l[:300]
+    told = [l for l in lines if header not in l and not l.startswith(commands)]
+    return " | ".join(told[-2:])[:300] if told else (lines[0][:300] if lines else "")
