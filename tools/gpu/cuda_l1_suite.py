@@ -24,9 +24,12 @@ Subcommands (who calls them):
            table; what tools/gpu/cuda_l1_suite.sh calls on a GPU machine
 
 Usage (docs/gpu.md, "The CUDA-L1 corpus as a regression suite"):
-  python3 cuda_l1_suite.py prepare --work DIR (--corpus FILE.json | --identity KB_DIR)...
+  python3 cuda_l1_suite.py prepare --work DIR (--corpus FILE.json[@K] | --identity KB_DIR)...
           (--all | --level N... | --tasks L1-19,L2-39... | --sample K [--seed S])
           [--results FILE] [--redo]
+          (FILE.json@K: K of that file drawn at random, the selection options
+          being for the other sources: `--corpus a100.json --all --corpus
+          l40.json@8` is the A100 set in full and 8 of the L40 set)
   python3 cuda_l1_suite.py collect --results FILE --json EVAL.jsonl...
   python3 cuda_l1_suite.py table --results FILE [--corpus FILE.json...] [--notes FILE]
           [--selection FILE] [--reasons]
@@ -191,10 +194,19 @@ def write_results(path, results):
 
 # ---------------------------------------------------------------- prepare
 
-def select(prefix, rows, args):
+def select(prefix, rows, args, sample_k=None):
     """The rows that --all / --level / --tasks / --sample pick, with code.
     --level and --tasks together take either; --sample then draws K of them
-    (of every row with code without them), the same K for the same seed."""
+    (of every row with code without them), the same K for the same seed.
+    sample_k (a source named FILE.json@K): K of that source's rows with
+    code, whatever the other options say."""
+    if sample_k is not None:
+        with_code = [r for r in rows if r["candidate"] is not None]
+        print("%s: %d rows, %d with code, %d drawn (seed %d)" % (prefix, len(rows), len(with_code),
+                                                               min(sample_k, len(with_code)), args.seed))
+        if sample_k >= len(with_code):
+            return with_code
+        return sorted(random.Random(args.seed).sample(with_code, sample_k), key=lambda r: (r["level"], r["task"]))
     with_code = [r for r in rows if r["candidate"] is not None]
     print("%s: %d rows, %d without code (skipped), %d with code" % (
         prefix, len(rows), len(rows) - len(with_code), len(with_code)))
@@ -224,26 +236,40 @@ def select(prefix, rows, args):
     return pool
 
 
+def corpus_and_sample(arg):
+    """`FILE.json` -> (FILE.json, None); `FILE.json@K` -> (FILE.json, K): K
+    of that file's kernels drawn, the rest of the selection being for the
+    other sources (`--corpus a100.json --all --corpus l40.json@8`)."""
+    path, at, k = arg.rpartition("@")
+    if not at or not path.endswith(".json"):
+        return arg, None
+    if not k.isdigit() or int(k) < 1:
+        fail("--corpus %s: want FILE.json@K with K a positive whole number" % arg)
+    return path, int(k)
+
+
 def prepare(args, results_path):
     """Writes the selected kernels under --work and jobs.txt (the ones whose
     result is not yet in the results file, all with --redo) and
     selected.txt. Returns (jobs file, pending names, selected names)."""
     if args.all and (args.level or args.tasks or args.sample is not None):
         fail("--all takes every kernel with code; leave out --level, --tasks and --sample")
-    if not (args.all or args.level or args.tasks or args.sample is not None):
+    corpora = [corpus_and_sample(c) for c in args.corpus or []]
+    unsampled = args.identity or any(k is None for _, k in corpora)
+    if unsampled and not (args.all or args.level or args.tasks or args.sample is not None):
         fail("choose the kernels: --all, --level N, --tasks L1-19,L2-39 or --sample K")
     if not (args.corpus or args.identity):
         fail("name what to lay out: --corpus FILE.json and/or --identity KERNELBENCH_DIR")
-    sources = [read_corpus(p) for p in args.corpus or []] + [read_identity(d) for d in args.identity or []]
-    prefixes = [p for p, _ in sources]
+    sources = [read_corpus(p) + (k,) for p, k in corpora] + [read_identity(d) + (None,) for d in args.identity or []]
+    prefixes = [p for p, _, _ in sources]
     if len(set(prefixes)) != len(prefixes):
         fail("two sources with one name (%s): their kernels would collide" % ", ".join(prefixes))
     done = {} if args.redo else load_results(results_path)
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     selected, pending = [], []
-    for prefix, rows in sources:
-        chosen = select(prefix, rows, args)
+    for prefix, rows, sample_k in sources:
+        chosen = select(prefix, rows, args, sample_k)
         todo = [r for r in chosen if r["name"] not in done]
         print("  %d selected, %d already in the results file, %d to evaluate" % (
             len(chosen), len(chosen) - len(todo), len(todo)))
@@ -548,7 +574,8 @@ def main():
 
     def selection(p):
         p.add_argument("--work", required=True, help="folder for the kernels, jobs.txt and the compile cache")
-        p.add_argument("--corpus", action="append", metavar="FILE.json", help="a CUDA-L1 file (repeatable)")
+        p.add_argument("--corpus", action="append", metavar="FILE.json[@K]",
+                       help="a CUDA-L1 file (repeatable); FILE.json@K: K of its kernels drawn at random")
         p.add_argument("--identity", action="append", metavar="KB_DIR",
                        help="KernelBench v0 (level1/..): identity candidates")
         p.add_argument("--all", action="store_true", help="every kernel with code")
