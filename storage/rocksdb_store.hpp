@@ -5,7 +5,11 @@
 // Who calls it: the role that owns the run folder opens it once (hub, exemplar,
 // the CLI) and hands the kv_store to its actors; it is thread-safe. A second
 // open of the same directory, in this process or another, fails (RocksDB holds
-// a lock file) with errc::io naming the path.
+// a lock file) with errc::io naming the path. On a full disk write() fails
+// with errc::io naming the path and "No space left on device", and what was
+// written before stays readable; once there is space again the next write()
+// reopens the database and succeeds. RocksDB's own log goes to crucible's
+// log (its LOG file is not written).
 #pragma once
 
 #include <cstddef>

@@ -84,7 +84,14 @@ class file_segments final : public segment_store {
       auto path = path_of(segment);
       fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
       if (fd_ < 0) return io_error(path, "cannot open", errno);
+      off_t end = ::lseek(fd_, 0, SEEK_END);
+      if (end < 0) {
+        int err = errno;
+        close_current();
+        return io_error(path, "cannot seek in", err);
+      }
       current_ = segment;
+      size_ = end;
       created_unsynced_ = true;
     }
     const char* p = bytes.data();
@@ -92,10 +99,11 @@ class file_segments final : public segment_store {
     while (left > 0) {
       ssize_t n = ::write(fd_, p, left);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return io_error(path_of(segment), "cannot write", errno);
+      if (n < 0) return cut_back(segment, errno);
       p += n;
       left -= static_cast<std::size_t>(n);
     }
+    size_ += static_cast<off_t>(bytes.size());
     return {};
   }
 
@@ -130,6 +138,18 @@ class file_segments final : public segment_store {
     std::snprintf(name, sizeof name, "%020llu.log", static_cast<unsigned long long>(segment));
     return dir_ + "/" + name;
   }
+  // A write failed after part of an append may have reached the file: cut
+  // the file back to its size before the append, so that the segment stays
+  // whole (truncating needs no free space).
+  status cut_back(std::uint64_t segment, int write_errno) {
+    auto path = path_of(segment);
+    auto e = io_error(path, "cannot write", write_errno);
+    if (::ftruncate(fd_, size_) == 0) return e;
+    int err = errno;
+    close_current();
+    return make_error(errc::corrupt, e.message + "; and cannot cut it back to " + std::to_string(size_) +
+                                         " bytes: " + std::strerror(err) + " (a torn record stays)");
+  }
   void close_current() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -138,6 +158,7 @@ class file_segments final : public segment_store {
   std::string dir_;
   int fd_ = -1;               // open for appending to current_
   std::uint64_t current_ = 0;
+  off_t size_ = 0;            // of current_, as far as appends succeeded
   bool created_unsynced_ = false;
 };
 
@@ -173,7 +194,7 @@ status memory_segments::append(std::uint64_t segment, std::string_view bytes) {
   if (fail_next_ > 0) {
     --fail_next_;
     segments_[segment].append(bytes.substr(0, bytes.size() / 2));
-    return make_error(errc::io, "injected append failure on segment " + std::to_string(segment));
+    return make_error(errc::corrupt, "injected torn append on segment " + std::to_string(segment));
   }
   segments_[segment].append(bytes);
   appended_ += bytes.size();

@@ -29,8 +29,10 @@ class segment_store {
   virtual result<std::string> read(std::uint64_t segment, std::uint64_t offset, std::uint64_t size) = 0;
   // Appends bytes to the segment, creating it when missing. When it returns
   // ok the bytes are in the kernel (they survive a kill -9 of the process).
-  // On error part of the bytes may have been written: the caller must not
-  // append to that segment again.
+  // On errc::io (a full disk: the message names the file and says "No space
+  // left on device") the segment holds what it held before, and appending
+  // to it again is fine. On errc::corrupt part of the bytes stayed in it (a
+  // torn record that could not be cut off): never append to it again.
   virtual status append(std::uint64_t segment, std::string_view bytes) = 0;
   // Makes every append to the segment (and its creation) survive a power loss.
   virtual status sync(std::uint64_t segment) = 0;
@@ -55,8 +57,8 @@ class memory_segments final : public segment_store {
   status remove(std::uint64_t segment) override;
   std::string describe() const override { return "memory segments"; }
 
-  // Fault injection: the next n appends fail with errc::io after writing
-  // half their bytes (as a full disk would leave a torn record).
+  // Fault injection: the next n appends fail with errc::corrupt after
+  // writing half their bytes (a torn record that could not be cut off).
   void fail_next_appends(int n) { fail_next_ = n; }
   // Total bytes held, and bytes ever appended, for tests of space reclamation.
   std::size_t bytes() const;

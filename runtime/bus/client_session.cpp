@@ -116,6 +116,10 @@ void client_session::on_frame(const frame& f, clock::time_point now) {
         if (now - last_register_ >= options_.retry / 4) send_register(now);
       } else if (r->code() == m::RejectCode::Overloaded) {
         if (auto it = outstanding_.find(std::string(str(r->ref_id()))); it != outstanding_.end()) it->second.sent = now;
+        if (std::string why(str(r->reason())); why != last_refusal_) {  // once per reason, not per job
+          spdlog::warn("{}: hub refused job {} for now, retrying: {}", options_.name, str(r->ref_id()), why);
+          last_refusal_ = why;
+        }
       } else {
         spdlog::warn("{}: hub refused a message: {}", options_.name, messages::describe(env));
       }

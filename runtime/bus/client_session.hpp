@@ -71,6 +71,7 @@ class client_session {
   std::set<std::string> delivered_;
   bool manual_acks_ = false;
   std::set<std::string> unconfirmed_;  // manual acks: delivered, not yet acknowledged
+  std::string last_refusal_;           // the reason of the last Overloaded refusal logged
   bool registered_ = false;
   std::uint64_t hub_session_ = 0;
   clock::time_point last_heard_{}, last_heartbeat_{}, last_register_{}, last_resend_scan_{};

@@ -200,6 +200,7 @@ void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) 
     return;
   }
   if (job* j = find_job(id)) {
+    if (!j->recorded && ledger_.failing()) return refuse_unrecorded(p, id);
     ++counters_.duplicates;
     if (j->state == job_state::done) {
       if (j->submitter.empty()) j->submitter = p.name;
@@ -226,6 +227,7 @@ void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) 
     send_consumed(p.name, id);
     return;
   }
+  if (ledger_.failing()) return refuse_unrecorded(p, id);
   if (queued_jobs() >= options_.max_queued_jobs) {
     ++counters_.rejected;
     reply_reject(p.name, m::RejectCode::Overloaded, id,
@@ -240,6 +242,8 @@ void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) 
   j.exclude = std::string(str(s.exclude_worker()));
   j.submit = std::move(raw);  // s points into it; not read after this
   j.state = job_state::queued;
+  j.recorded = false;
+  unrecorded_.push_back(id);
   auto [it, _] = jobs_.emplace(id, std::move(j));
   queues_[it->second.kind].push_back(id);
   ++counters_.submitted;
@@ -452,6 +456,7 @@ hub_core::job* hub_core::next_job_for(const peer& p) {
     for (std::size_t i = 0; i < limit; ++i) {
       job* j = find_job(q[i]);
       if (j->exclude == p.name) continue;
+      if (!j->recorded && ledger_.failing()) continue;  // no work on a job the hub may forget
       q.erase(q.begin() + static_cast<long>(i));
       return j;
     }
@@ -468,6 +473,62 @@ void hub_core::publish_peer(const peer& p, bool joined) {
   auto kv = fbb.CreateVector(kinds);
   auto ev = m::CreatePeerEvent(fbb, name, p.role, node, joined, kv, p.required, p.deadline_ms);
   out_.push_back({bus::channel::event, "PeerEvent", writer_.finish(ev, "hub", p.name)});
+}
+
+status hub_core::finish_batch(clock::time_point now) {
+  dispatch(now);
+  auto s = ledger_.commit();
+  report_ledger(s, now);
+  if (s.ok()) {
+    for (auto& id : unrecorded_)
+      if (job* j = find_job(id)) j->recorded = true;
+    unrecorded_.clear();
+    return s;
+  }
+  // What acknowledges a write waits for the writes (the peers send again),
+  // and so does the dispatch of a job whose submit is not written yet;
+  // refusals, heartbeats, registrations, other dispatches and events go out.
+  std::set<std::string> held;
+  for (auto& id : unrecorded_)
+    if (job* j = find_job(id); j && j->state == job_state::assigned) {
+      held.insert(id);
+      unassign(*j);
+      enqueue_front(*j);
+    }
+  std::erase_if(out_, [&held](const bus::outbound& o) {
+    if (o.via != bus::channel::direct) return false;
+    auto env = messages::open(o.data);
+    if (!env) return false;
+    auto kind = (*env)->payload_type();
+    if (kind == m::Payload::Job) return held.count(std::string(str((*env)->payload_as_Job()->job_id()))) > 0;
+    return kind == m::Payload::JobAccepted || kind == m::Payload::JobResultAck;
+  });
+  return s;
+}
+
+// A submit the hub cannot record while its ledger fails (a full disk).
+void hub_core::refuse_unrecorded(const peer& p, const std::string& id) {
+  ++counters_.rejected;
+  reply_reject(p.name, m::RejectCode::Overloaded, id,
+               fmt::format("the hub cannot record new jobs: its job ledger failed ({}); retry later",
+                           ledger_.failing()->text()));
+}
+
+// A failing ledger (a full disk) is reported when it starts, every minute
+// while it lasts, and when it ends.
+void hub_core::report_ledger(const status& s, clock::time_point now) {
+  if (!s.ok() && ledger_failing_since_ == clock::time_point{}) {
+    ledger_failing_since_ = ledger_reported_ = now;
+    spdlog::error("job ledger in {} cannot write: {}; new jobs are refused and acknowledgements wait until it can",
+                  options_.ledger_dir, s.error().text());
+  } else if (!s.ok() && now - ledger_reported_ >= std::chrono::minutes(1)) {
+    ledger_reported_ = now;
+    spdlog::error("job ledger in {} still cannot write: {}", options_.ledger_dir, s.error().text());
+  } else if (s.ok() && ledger_failing_since_ != clock::time_point{}) {
+    spdlog::info("job ledger in {} writes again after {} s; new jobs are accepted", options_.ledger_dir,
+                 std::chrono::duration_cast<std::chrono::seconds>(now - ledger_failing_since_).count());
+    ledger_failing_since_ = {};
+  }
 }
 
 hub_core::job* hub_core::find_job(std::string_view id) {

@@ -64,12 +64,12 @@ class hub_core {
   void on_tick(clock::time_point now);
 
   // Dispatches queued jobs to workers with credit, then makes the ledger
-  // writes of the batch durable. On failure the caller must drop the outbox
-  // (the peers retry) and report the error.
-  status finish_batch(clock::time_point now) {
-    dispatch(now);
-    return ledger_.commit();
-  }
+  // writes of the batch durable. On failure (a full disk) the outbox keeps
+  // only what acknowledges no write (JobAccepted and JobResultAck go: the
+  // peers send again, and the ledger retries the writes at the next batch);
+  // the caller sends it and reports the error. While the ledger fails, new
+  // jobs are refused (Reject Overloaded, with the ledger's error).
+  status finish_batch(clock::time_point now);
 
   bus::outbox take_outbox() { return std::exchange(out_, {}); }
 
@@ -90,6 +90,7 @@ class hub_core {
     // (result_from), or in the ledger (result_in_ledger).
     std::string result_from;
     bool result_in_ledger = false;
+    bool recorded = true;  // its submit is durable (false until the commit after its acceptance succeeds)
     job_state state = job_state::queued;
     std::string worker;
     std::uint64_t seq = 0;
@@ -132,6 +133,8 @@ class hub_core {
   void send_consumed(const std::string& to, std::string_view job_id);
   void send_result_ack(const std::string& to, std::string_view job_id);
   void send(const std::string& to, bus::bytes data);
+  void report_ledger(const status& s, clock::time_point now);
+  void refuse_unrecorded(const peer& p, const std::string& id);
 
   hub_options options_;
   job_ledger& ledger_;
@@ -147,6 +150,8 @@ class hub_core {
   std::deque<std::string> acked_order_;                  // bounds recently_acked_
   clock::time_point last_heartbeat_{}, last_registry_{};
   clock::time_point recovery_ends_{};
+  clock::time_point ledger_failing_since_{}, ledger_reported_{};  // a failing ledger, for its log lines
+  std::vector<std::string> unrecorded_;  // jobs accepted since the last commit that succeeded
   std::int64_t last_purge_ns_ = 0;
   std::uint64_t heartbeat_seq_ = 0;
 };

@@ -314,6 +314,26 @@ TEST_CASE("a failing ledger commit is reported, so the caller can withhold the a
   CHECK_FALSE(f.hub->finish_batch(f.now).ok());
 }
 
+TEST_CASE("while the ledger cannot write, acceptances wait for it and new jobs are refused with its error") {
+  fixture f;
+  f.deliver("c", reg("c", {}, 0));
+  f.hub->on_frame(from("c", submit("c", "j1")), f.now);
+  f.log.fail_next_appends(1);
+  CHECK_FALSE(f.hub->finish_batch(f.now).ok());
+  f.take_and_forget();
+  CHECK(sent(f.out, "c", m::Payload::JobAccepted).empty());
+  auto& refused = f.deliver("c", submit("c", "j2"));  // the ledger is failing when j2 arrives
+  auto rejects = sent(refused, "c", m::Payload::Reject);
+  REQUIRE(rejects.size() == 1);
+  CHECK(rejects[0]->payload_as_Reject()->code() == m::RejectCode::Overloaded);
+  CHECK(str(rejects[0]->payload_as_Reject()->reason()).find("injected torn append") != std::string_view::npos);
+  // That batch wrote j1: its resend is accepted, and j2 is taken now.
+  CHECK(sent(f.deliver("c", submit("c", "j1")), "c", m::Payload::JobAccepted).size() == 1);
+  CHECK(sent(f.deliver("c", submit("c", "j2")), "c", m::Payload::JobAccepted).size() == 1);
+  f.restart();
+  CHECK(f.hub->unfinished_jobs() == 2);
+}
+
 TEST_CASE("a job that excludes a worker waits for another worker") {
   fixture f;
   f.deliver("c", reg("c", {}, 0));

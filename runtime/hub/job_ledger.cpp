@@ -73,14 +73,13 @@ void job_ledger::stage_record(char type, std::string_view id, std::span<const st
   std::memcpy(p + header_size + 3, id.data(), id.size());
   if (!data.empty()) std::memcpy(p + header_size + 3 + id.size(), data.data(), data.size());
   put_u32(p, storage::crc32c(0, p + 4, 4 + body));
-  staged_.push_back({type, std::string(id),
-                     {segment_, segment_size_ + start, static_cast<std::uint32_t>(header_size + body)}});
+  staged_.push_back({type, std::string(id), {0, start, static_cast<std::uint32_t>(header_size + body)}});
 }
 
 void job_ledger::stage_raw(char type, std::string_view id, std::string_view record) {
   std::size_t start = buf_.size();
   buf_.append(record);
-  staged_.push_back({type, std::string(id), {segment_, segment_size_ + start, static_cast<std::uint32_t>(record.size())}});
+  staged_.push_back({type, std::string(id), {0, start, static_cast<std::uint32_t>(record.size())}});
 }
 
 void job_ledger::stage_submit(std::string_view id, std::span<const std::uint8_t> env) { stage_record('p', id, env); }
@@ -122,22 +121,32 @@ void job_ledger::drop_staged() {
   staged_.clear();
 }
 
-// The log part of a commit: append, sync when asked, then account.
+// The log part of a commit: append, sync when asked, then account. On an
+// error what was staged stays staged for the next attempt.
 status job_ledger::write_staged() {
   if (buf_.empty()) return {};
   auto s = log_.append(segment_, buf_);
   segments_.insert(segment_);
-  if (s.ok() && options_.durability == storage::durability::synced) s = log_.sync(segment_);
+  bool torn = !s.ok() && s.error().code == errc::corrupt;
+  if (s.ok() && options_.durability == storage::durability::synced) {
+    s = log_.sync(segment_);
+    torn = !s.ok();  // written but maybe not durable: write it again elsewhere
+  }
   if (!s.ok()) {
-    // The segment may end in a torn record now: never append to it again
-    // (load() reads a segment up to its first bad record).
-    drop_staged();
-    ++segment_;
-    segment_size_ = 0;
-    carried_ = 0;
+    if (torn) {
+      // The segment may end in a torn record now: never append to it again
+      // (load() reads a segment up to its first bad record).
+      ++segment_;
+      segment_size_ = 0;
+      carried_ = 0;
+    }
     return s;
   }
-  for (auto& r : staged_) apply(r);
+  for (auto& r : staged_) {
+    r.at.segment = segment_;
+    r.at.offset += segment_size_;
+    apply(r);
+  }
   segment_size_ += buf_.size();
   buf_.clear();
   staged_.clear();
@@ -145,21 +154,28 @@ status job_ledger::write_staged() {
 }
 
 status job_ledger::commit() {
+  auto s = write_markers_and_log();
+  if (s.ok())
+    failing_.reset();
+  else
+    failing_ = s.error();
+  return s;
+}
+
+status job_ledger::write_markers_and_log() {
   if (!batch_.empty()) {
-    auto s = kv_.write(batch_, options_.durability);
+    CRUCIBLE_TRY(kv_.write(batch_, options_.durability));
     batch_.clear();
-    if (!s.ok()) {
-      drop_staged();
-      return s;
-    }
   }
   CRUCIBLE_TRY(write_staged());
   // A segment is full once it holds segment_bytes of new records, and at
   // least as many as were carried into it: with a large backlog of live
   // jobs each byte written is copied forward about once, not at every commit.
   if (segment_size_ - carried_ >= std::max<std::uint64_t>(options_.segment_bytes, carried_)) {
-    if (auto s = rotate(); !s.ok())  // what this commit wrote is durable either way
-      spdlog::error("job log: reclaiming old segments failed (retried at the next segment): {}", s.error().text());
+    if (auto r = rotate(); !r.ok()) {  // what this commit wrote is durable either way
+      drop_staged();                   // copies of records that stay where they are
+      spdlog::error("job log: reclaiming old segments failed (retried at the next segment): {}", r.error().text());
+    }
   }
   return {};
 }

@@ -21,12 +21,16 @@
 // Used only by hub_core, on the hub actor's thread. Writes are staged and
 // made durable together by commit() (group commit): markers first, then the
 // log, so a marker without its log record (a kill -9 in between) still
-// keeps the job from being recovered.
+// keeps the job from being recovered. A commit that fails (a full disk)
+// keeps what it staged and writes it first at the next commit, so that
+// what the hub holds in memory reaches the disk in order once space
+// returns (docs/operations.md, "Full disks").
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -59,9 +63,13 @@ class job_ledger {
   void stage_acked(std::string_view job_id, std::int64_t now_ns);
 
   // Makes every staged write durable in one group. On an error nothing
-  // staged may be relied on (the caller withholds its replies).
+  // staged may be relied on (the caller withholds its replies); it stays
+  // staged and the next commit writes it first.
   status commit();
   bool has_staged() const { return !batch_.empty() || !staged_.empty(); }
+  // The error of the last commit while it has not succeeded since (writes
+  // wait to be retried), else nullptr. The hub refuses new jobs meanwhile.
+  const error* failing() const { return failing_ ? &*failing_ : nullptr; }
 
   // Whether the submitter already acknowledged this job's result (within
   // retain_acked).
@@ -97,7 +105,7 @@ class job_ledger {
   struct staged_record {
     char type;
     std::string id;
-    record_at at;
+    record_at at;  // offset: within buf_ until written
   };
 
   void stage_record(char type, std::string_view id, std::span<const std::uint8_t> data);
@@ -106,12 +114,14 @@ class job_ledger {
   void release(const record_at& r);
   void drop_staged();
   status write_staged();
+  status write_markers_and_log();
   status rotate();
 
   storage::kv_store& kv_;
   storage::segment_store& log_;
   job_ledger_options options_;
 
+  std::optional<error> failing_;                    // the last commit's error, until one succeeds
   storage::write_batch batch_;                      // markers of this turn
   std::string buf_;                                 // log records of this turn
   std::vector<staged_record> staged_;               // what buf_ holds

@@ -85,16 +85,19 @@ TEST_CASE("a load rewrites the live jobs and a second restart loads the same") {
   CHECK(*log.list() == std::vector<std::uint64_t>{3});  // one segment per load, the older ones removed
 }
 
-TEST_CASE("a torn write at the end of a segment is ignored, what came before and after survives") {
+TEST_CASE("a torn write at the end of a segment is ignored, and the failed commit is written again at the next") {
   rig r;
   auto& [kv, log, ledger] = r;
   r.submit("j1", "submit j1");
   log.fail_next_appends(1);  // half of j2's record reaches the segment
   ledger.stage_submit("j2", bytes_of("submit j2"));
   CHECK_FALSE(ledger.commit().ok());
-  ledger.stage_submit("j3", bytes_of("submit j3"));  // goes to a new segment
+  CHECK(ledger.failing() != nullptr);
+  ledger.stage_submit("j3", bytes_of("submit j3"));  // j2 and j3 go to a new segment
   REQUIRE(ledger.commit().ok());
-  CHECK(reload(kv, log) == std::map<std::string, std::string>{{"submit j1", ""}, {"submit j3", ""}});
+  CHECK(ledger.failing() == nullptr);
+  CHECK(reload(kv, log) ==
+        std::map<std::string, std::string>{{"submit j1", ""}, {"submit j2", ""}, {"submit j3", ""}});
 }
 
 TEST_CASE("an acknowledgement marker whose log record was cut by a kill -9 still keeps the job from coming back") {

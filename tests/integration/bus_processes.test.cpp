@@ -43,12 +43,8 @@ struct cluster {
     return c;
   }
   std::unique_ptr<child> worker(const std::string& name, int slots) {
-    auto log = dir + "/" + name + ".log";
-    auto c = std::make_unique<child>(bin,
-                                     std::vector<std::string>{"worker", "--config", config, "--connect", address,
-                                                              "--name", name, "--slots", std::to_string(slots)},
-                                     log, std::vector<std::string>{"CRUCIBLE_LOG=debug"});
-    REQUIRE(wait_for_text(log, "registered with hub", 10s));
+    auto c = start_worker(config, address, name, slots, dir + "/" + name + ".log");
+    REQUIRE(c);
     return c;
   }
   std::unique_ptr<child> submit(const std::string& name, int count, const std::string& kind,

@@ -159,4 +159,14 @@ int pick_port() {
 
 std::string crucible_binary() { return std::string(CRUCIBLE_BINARY_DIR) + "/bin/crucible"; }
 
+std::unique_ptr<child> start_worker(const std::string& config, const std::string& address, const std::string& name,
+                                    int slots, const std::string& log) {
+  auto c = std::make_unique<child>(crucible_binary(),
+                                   std::vector<std::string>{"worker", "--config", config, "--connect", address,
+                                                            "--name", name, "--slots", std::to_string(slots)},
+                                   log, std::vector<std::string>{"CRUCIBLE_LOG=debug"});
+  if (!wait_for_text(log, "registered with hub", std::chrono::seconds(10))) return nullptr;
+  return c;
+}
+
 }  // namespace crucible::testing

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,10 @@ int pick_port();
 
 // build/bin/crucible
 std::string crucible_binary();
+
+// `crucible worker` (echo, sleep jobs) joined to the hub at address, logging
+// at debug level to log; null when it did not register within 10 s.
+std::unique_ptr<child> start_worker(const std::string& config, const std::string& address, const std::string& name,
+                                    int slots, const std::string& log);
 
 }  // namespace crucible::testing
