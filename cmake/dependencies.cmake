@@ -20,6 +20,18 @@ find_package(fmt REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 QUIET)
+# prometheus-cpp-dev: metric types, the registry and the text exposition
+# (prometheus-cpp::core); runtime/metrics serves it with cpp-httplib, not
+# with its civetweb Exposer (../shared/deps.md).
+find_package(prometheus-cpp CONFIG REQUIRED)
+# Debian builds cpp-httplib as a shared library (libcpp-httplib-dev) with a
+# .pc file and no CMake config.
+find_library(CPP_HTTPLIB_LIBRARY cpp-httplib REQUIRED)
+find_path(CPP_HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
+add_library(httplib::httplib SHARED IMPORTED)
+set_target_properties(httplib::httplib PROPERTIES
+  IMPORTED_LOCATION ${CPP_HTTPLIB_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${CPP_HTTPLIB_INCLUDE_DIR})
 
 # CAF 0.17 ships neither a CMake config nor a .pc file.
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)

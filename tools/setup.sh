@@ -18,6 +18,7 @@ packages=(
   libgloo-dev  # the c10d Gloo headers the learner's data parallelism needs (libtorch links libgloo0)
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libcpp-httplib-dev libpcre2-dev libutf8proc-dev
+  prometheus-cpp-dev  # every role's /metrics endpoint (runtime/metrics)
   libseccomp-dev  # the sandbox's syscall filter (actors/evaluator/containment.hpp)
 )
 

@@ -108,7 +108,9 @@ cli::command add_detector_role(CLI::App& app) {
             roles::role_args common = a->common;
             common.name = o.name;
             return roles::serve("detector", msg::Role::Detector, o.slots, common,
-                                [o](caf::actor_system& sys, const std::string&) { return spawn_detector_service(sys, o); });
+                                [o](caf::actor_system& sys, const std::string&, const metrics::registry_ptr&) {
+                                  return spawn_detector_service(sys, o);
+                                });
           }};
 }
 

@@ -182,7 +182,8 @@ cli::command add_learner_role(CLI::App& app) {
             if (!a->common.connect.empty()) connect = a->common.connect;
             if (!a->common.keys.empty()) peer.keys = a->common.keys;
             return roles::serve("learner", msg::Role::Learner, slots, a->common,
-                                [options, connect, peer](caf::actor_system& sys, const std::string& name) {
+                                [options, connect, peer](caf::actor_system& sys, const std::string& name,
+                                                         const metrics::registry_ptr&) {
                                   return spawn_learner_service(sys, options, connect, peer, name);
                                 });
           }};

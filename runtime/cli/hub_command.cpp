@@ -15,7 +15,7 @@ namespace crucible::cli {
 
 namespace {
 struct hub_args {
-  std::string config, bind, ledger, log_level, keys;
+  std::string config, bind, ledger, log_level, keys, metrics;
 };
 
 int run_hub(const hub_args& a) {
@@ -42,6 +42,9 @@ int run_hub(const hub_args& a) {
   if (!a.ledger.empty()) options.ledger_dir = a.ledger;
   if (!a.log_level.empty()) log.level = a.log_level;
   if (auto s = logging::init("hub", logging::host_name(), log); !s) return fail(s.error());
+  auto metrics = open_metrics(*file, a.metrics);
+  if (!metrics) return fail(metrics.error());
+  auto registry = *metrics ? (*metrics)->registry() : nullptr;
 
   auto kv = storage::open_rocksdb(options.ledger_dir);
   if (!kv) return fail(kv.error());
@@ -57,7 +60,7 @@ int run_hub(const hub_args& a) {
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
   std::shared_ptr<storage::kv_store> store(std::move(*kv));
-  auto hub = node::spawn_hub(sys, options, store, std::shared_ptr<bus::transport>(std::move(*transport)));
+  auto hub = node::spawn_hub(sys, options, store, std::shared_ptr<bus::transport>(std::move(*transport)), registry);
   std::vector<caf::actor> actors{hub};
 #ifdef CRUCIBLE_HAVE_REFEREE
   if (referee_opts.enabled) {
@@ -87,6 +90,7 @@ command add_hub_command(CLI::App& app) {
   cmd->add_option("--ledger", a->ledger, "directory of the job ledger (RocksDB)");
   cmd->add_option("--keys", a->keys, "CURVE key folder of the hub (crucible keys generate; its authorized_keys lists the peers it accepts; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
+  add_metrics_option(*cmd, a->metrics);
   return {cmd, [a] { return run_hub(*a); }};
 }
 

@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "runtime/config/runtime_options.hpp"
 #include "runtime/log/log.hpp"
 
 namespace crucible::cli {
@@ -20,7 +21,7 @@ extern "C" void on_signal(int) { stop_requested = true; }
 }  // namespace
 
 const std::vector<std::string>& known_sections() {
-  static const std::vector<std::string> sections{"log", "hub", "bus", "worker", "run", "referee", "detector", "rollout", "learner", "sft"};
+  static const std::vector<std::string> sections{"log", "hub", "bus", "worker", "run", "referee", "detector", "rollout", "learner", "sft", "metrics"};
   return sections;
 }
 
@@ -36,6 +37,24 @@ std::optional<config::file> load_config(const std::string& path) {
     return std::nullopt;
   }
   return std::move(*f);
+}
+
+result<std::unique_ptr<metrics::endpoint>> open_metrics(const config::file& file, const std::string& flag) {
+  metrics::metrics_options options;
+  CRUCIBLE_TRY(config::read(file.get("metrics"), options));
+  const bool from_flag = !flag.empty();
+  const std::string address = from_flag ? flag : options.listen;
+  if (address.empty()) return std::unique_ptr<metrics::endpoint>();
+  auto e = metrics::endpoint::listen(address, from_flag ? "--metrics" : file.path() + ": [metrics] listen");
+  if (!e) return e.error();
+  spdlog::info("metrics at {}", (*e)->url());
+  return e;
+}
+
+void add_metrics_option(CLI::App& cmd, std::string& flag) {
+  cmd.add_option("--metrics", flag, "serve Prometheus metrics at http://HOST:PORT/metrics ([metrics] listen; "
+                                    "docs/metrics.md); none: off")
+      ->envname("CRUCIBLE_METRICS");
 }
 
 int fail(const error& e) { return fail(e.message); }

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include <caf/all.hpp>
+#include <CLI/CLI.hpp>
 
 #include "runtime/config/config_file.hpp"
+#include "runtime/metrics/endpoint.hpp"
 
 namespace crucible::cli {
 
@@ -19,6 +21,15 @@ const std::vector<std::string>& known_sections();
 // Loads path (or the defaults when empty) and checks that every section is
 // one crucible knows. Prints the error and returns nullopt on failure.
 std::optional<config::file> load_config(const std::string& path);
+
+// The process's Prometheus endpoint (runtime/metrics/endpoint.hpp): at
+// flag (a command's --metrics) when given, else at [metrics] listen of file;
+// null when neither names one. Logs its URL. Errors name the option and its
+// value: a section that does not read, an address that is not HOST:PORT, a
+// port nothing can listen on.
+result<std::unique_ptr<metrics::endpoint>> open_metrics(const config::file& file, const std::string& flag);
+// Adds --metrics HOST:PORT (into flag) to a role's command.
+void add_metrics_option(CLI::App& cmd, std::string& flag);
 
 // Prints "crucible: <error>" to stderr; returns the exit status for it.
 int fail(const error& e);

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct run_args {
-  std::string config, run_dir, resume;
+  std::string config, run_dir, resume, metrics;
 };
 
 int run_main(const run_args& a) {
@@ -40,9 +40,13 @@ int run_main(const run_args& a) {
   dir = fs::canonical(dir).string();
   log.file = dir + "/run.log";
   if (auto s = logging::init("run", logging::host_name(), log); !s) return fail(s.error());
-  if (run.job == "variants") return run_variants(*file, run, dir);
+  // One endpoint for every role of the run.
+  auto metrics = open_metrics(*file, a.metrics);
+  if (!metrics) return fail(metrics.error());
+  auto registry = *metrics ? (*metrics)->registry() : nullptr;
+  if (run.job == "variants") return run_variants(*file, run, dir, registry);
 #ifdef CRUCIBLE_HAVE_LOOP
-  return run_loop(*file, run, dir, !a.resume.empty());
+  return run_loop(*file, run, dir, !a.resume.empty(), registry);
 #else
   return fail("[run] job \"loop\" needs the learner and the rollout, which this build left out (LibTorch off)");
 #endif
@@ -56,6 +60,7 @@ command add_run_command(CLI::App& app) {
   cmd->add_option("config", a->config, "TOML config, e.g. configs/quickstart.toml")->required()->check(CLI::ExistingFile);
   cmd->add_option("--run-dir", a->run_dir, "run folder (default runs/TIMESTAMP)");
   cmd->add_option("--resume", a->resume, "continue the run in this folder after a crash or a stop");
+  add_metrics_option(*cmd, a->metrics);
   return {cmd, [a] { return run_main(*a); }};
 }
 

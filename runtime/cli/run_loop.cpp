@@ -167,7 +167,8 @@ void print_progress(const progress& p, std::uint64_t target, double elapsed_s, b
 
 }  // namespace
 
-int run_loop(const config::file& file, const run_options& run, const std::string& dir_text, bool resume) {
+int run_loop(const config::file& file, const run_options& run, const std::string& dir_text, bool resume,
+             const metrics::registry_ptr& registry) {
   const fs::path dir(dir_text);
   learner::learner_options sft, lo;
   rollout::rollout_options ro;
@@ -201,7 +202,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  auto stack_or = run_stack::start(sys, file, run, dir.string());
+  auto stack_or = run_stack::start(sys, file, run, dir.string(), registry);
   if (!stack_or) return fail(stack_or.error());
   auto& stack = **stack_or;
 

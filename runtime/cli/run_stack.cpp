@@ -9,12 +9,14 @@
 #include "runtime/config/runtime_options.hpp"
 #include "runtime/log/log.hpp"
 #include "runtime/node/hub_actor.hpp"
+#include "runtime/node/job_metrics.hpp"
 #include "storage/rocksdb_store.hpp"
 
 namespace crucible::cli {
 
 result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, const config::file& file,
-                                                    const run_options& run, const std::string& dir) {
+                                                    const run_options& run, const std::string& dir,
+                                                    metrics::registry_ptr metrics) {
   hub::hub_options hub_opts;
   referee::referee_options referee_opts;
   detector::detector_options detector_opts;
@@ -22,6 +24,7 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   CRUCIBLE_TRY(referee::read(file.get("referee"), referee_opts));
   CRUCIBLE_TRY(detector::read(file.get("detector"), detector_opts));
   std::unique_ptr<run_stack> stack(new run_stack(sys));
+  stack->metrics_ = std::move(metrics);
   std::string unused_connect;
   CRUCIBLE_TRY(config::read(file.get("bus"), stack->bus_, unused_connect));
   hub_opts.bind = "ipc://" + dir + "/hub";
@@ -35,7 +38,8 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   // ipc in the run folder: plain unless [bus] keys names a key folder.
   auto hub_transport = bus::bind_hub_transport(hub_opts.bind, {.keys = stack->bus_.keys});
   if (!hub_transport) return hub_transport.error();
-  stack->adopt(node::spawn_hub(sys, hub_opts, stack->store_, std::shared_ptr<bus::transport>(std::move(*hub_transport))));
+  stack->adopt(node::spawn_hub(sys, hub_opts, stack->store_, std::shared_ptr<bus::transport>(std::move(*hub_transport)),
+                               stack->metrics_));
 
   // The referee, in the hub process as `crucible hub` runs it, on the hub's RocksDB.
   bus::peer_options referee_peer = stack->bus_;
@@ -62,6 +66,7 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
     eo.strict = run.strict;
     eo.tolerances = run.tolerances;
     eo.warm_spares = run.warm_spares;
+    eo.metrics = stack->metrics_;
     const std::string name = "evaluator-" + std::to_string(i);
     CRUCIBLE_TRY(stack->host(name, msg::Role::Evaluator, roles::evaluator_slots(eo),
                              roles::spawn_evaluator_service(sys, eo, name)));
@@ -94,7 +99,7 @@ status run_stack::host(const std::string& name, msg::Role role, std::uint32_t sl
   spdlog::info("{}: {}", name, svc->description);
   adopt(svc->actor);
   for (auto& c : svc->companions) adopt(c);
-  adopt(node::spawn_worker(sys_, peer, svc->handler, std::move(*t)));
+  adopt(node::spawn_worker(sys_, peer, node::counting_jobs(svc->handler, metrics_, name), std::move(*t)));
   return status::success();
 }
 

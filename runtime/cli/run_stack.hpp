@@ -15,6 +15,7 @@
 #include "runtime/base/result.hpp"
 #include "runtime/bus/peer_options.hpp"
 #include "runtime/cli/run_options.hpp"
+#include "runtime/metrics/registry.hpp"
 #include "runtime/config/config_file.hpp"
 #include "runtime/roles/roles.hpp"
 #include "storage/kv_store.hpp"
@@ -27,11 +28,14 @@ class run_stack {
   // is resumed; [hub]; every peer takes [bus]'s liveness settings), the referee ([referee]), `run.evaluators` evaluators, the
   // exemplar store in DIR/exemplars and run.detectors ([detector]).
   // Errors: a section that does not read, a store or socket that cannot open.
+  // metrics: where every role's families go (null: off).
   static result<std::unique_ptr<run_stack>> start(caf::actor_system& sys, const config::file& file,
-                                                  const run_options& run, const std::string& dir);
+                                                  const run_options& run, const std::string& dir,
+                                                  metrics::registry_ptr metrics);
   ~run_stack();
 
-  // Runs a service as a worker named `name` on the hub.
+  // Runs a service as a worker named `name` on the hub (its jobs counted
+  // in the metrics, job_metrics.hpp).
   status host(const std::string& name, msg::Role role, std::uint32_t slots, result<roles::service> svc);
   // A client connection to the hub for `name`.
   result<std::shared_ptr<bus::transport>> connect(const std::string& name) const;
@@ -43,6 +47,8 @@ class run_stack {
   const bus::peer_options& bus_settings() const { return bus_; }
   // The hub's RocksDB, which the referee's candidate ledger lives in.
   const std::shared_ptr<storage::kv_store>& store() const { return store_; }
+  // The registry the roles of the run register on (null: metrics off).
+  const metrics::registry_ptr& metrics() const { return metrics_; }
   // Asks every actor started here to exit (also done by the destructor).
   void stop();
 
@@ -52,6 +58,7 @@ class run_stack {
   std::string address_;
   bus::peer_options bus_;
   std::shared_ptr<storage::kv_store> store_;
+  metrics::registry_ptr metrics_;
   std::vector<caf::actor> actors_;
 };
 

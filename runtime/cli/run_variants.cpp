@@ -42,7 +42,8 @@ bus::bytes query_envelope(const std::string& task, std::uint32_t n, double tempe
 
 }  // namespace
 
-int run_variants(const config::file& file, run_options run, const std::string& dir) {
+int run_variants(const config::file& file, run_options run, const std::string& dir,
+                 const metrics::registry_ptr& metrics) {
   if (run.tasks.empty()) {
     std::error_code ec;
     for (auto& e : fs::directory_iterator(fs::path(run.tasks_dir) / "cpu", ec))
@@ -64,7 +65,7 @@ int run_variants(const config::file& file, run_options run, const std::string& d
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  auto stack = run_stack::start(sys, file, run, dir);
+  auto stack = run_stack::start(sys, file, run, dir, metrics);
   if (!stack) return fail(stack.error());
   auto client_transport = (*stack)->connect("run-client");
   if (!client_transport) return fail(client_transport.error());

@@ -6,13 +6,14 @@
 #include "runtime/cli/commands.hpp"
 #include "runtime/cli/process.hpp"
 #include "runtime/config/runtime_options.hpp"
+#include "runtime/node/job_metrics.hpp"
 #include "runtime/node/worker_actor.hpp"
 
 namespace crucible::cli {
 
 namespace {
 struct worker_args {
-  std::string config, connect, name, log_level, keys;
+  std::string config, connect, name, log_level, keys, metrics;
   std::vector<std::string> kinds;
   std::uint32_t slots = 0;
 };
@@ -37,6 +38,9 @@ int run_worker(const worker_args& a) {
   options.node = logging::host_name();
   options.role = msg::Role::Worker;
   if (auto s = logging::init("worker", options.node, log); !s) return fail(s.error());
+  auto metrics = open_metrics(*file, a.metrics);
+  if (!metrics) return fail(metrics.error());
+  auto registry = *metrics ? (*metrics)->registry() : nullptr;
 
   auto transport = bus::connect_peer_transport(connect, options.name, {.keys = options.keys});
   if (!transport) return fail(transport.error());
@@ -46,7 +50,7 @@ int run_worker(const worker_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  auto worker = node::spawn_worker(sys, options, node::make_echo_handler(),
+  auto worker = node::spawn_worker(sys, options, node::counting_jobs(node::make_echo_handler(), registry, options.name),
                                    std::shared_ptr<bus::transport>(std::move(*transport)));
   return wait_for_shutdown(sys, {worker});
 }
@@ -63,6 +67,7 @@ command add_worker_command(CLI::App& app) {
   cmd->add_option("--kinds", a->kinds, "job kinds served (default echo null sleep)")->delimiter(',');
   cmd->add_option("--slots", a->slots, "jobs run at once (default 1)");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
+  add_metrics_option(*cmd, a->metrics);
   return {cmd, [a] { return run_worker(*a); }};
 }
 

@@ -46,4 +46,9 @@ status read_worker(section s, bus::peer_options& out) {
   return s.finish();
 }
 
+status read(section s, metrics::metrics_options& out) {
+  CRUCIBLE_TRY(s.read("listen", out.listen));
+  return s.finish();
+}
+
 }  // namespace crucible::config

@@ -138,11 +138,7 @@ void hub_core::handle_register(const std::string& from, const msg::Envelope& env
     if (!contains(r.held_jobs(), id)) lost.push_back(id);
   for (auto& id : lost) {
     job* j = find_job(id);
-    if (j && j->state == job_state::assigned) {
-      unassign(*j);
-      enqueue_front(*j);
-      ++counters_.requeued;
-    }
+    if (j && j->state == job_state::assigned) requeue(*j);
   }
   if (r.held_jobs()) {
     for (auto s : *r.held_jobs()) {
@@ -186,9 +182,7 @@ void hub_core::handle_status(peer& p, std::uint32_t free_slots, std::uint64_t la
   for (auto& id : lost) {
     job* j = find_job(id);
     spdlog::debug("job {} never reached '{}': re-queued", id, p.name);
-    unassign(*j);
-    enqueue_front(*j);
-    ++counters_.requeued;
+    requeue(*j);
   }
 }
 
@@ -247,6 +241,7 @@ void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) 
   auto [it, _] = jobs_.emplace(id, std::move(j));
   queues_[it->second.kind].push_back(id);
   ++counters_.submitted;
+  ++counters_.by_kind[it->second.kind].submitted;
   send_accepted(p.name, id, false);
 }
 
@@ -280,6 +275,7 @@ void hub_core::handle_result(peer& p, bus::bytes& raw, const msg::JobResult& r,
   j->submit.clear();
   j->submit.shrink_to_fit();
   ++counters_.completed;
+  ++counters_.by_kind[j->kind].completed;
   if (!j->submitter.empty()) send(j->submitter, j->result);
   // The worker keeps the result until the submitter acknowledges it (then
   // the hub acknowledges it to the worker), so the common case writes no
@@ -360,12 +356,7 @@ void hub_core::on_tick(clock::time_point now) {
       job* j = find_job(id);
       if (j && seq > p.last_seq && now - j->dispatched_at > options_.redispatch_after) lost.push_back(id);
     }
-    for (auto& id : lost) {
-      job* j = find_job(id);
-      unassign(*j);
-      enqueue_front(*j);
-      ++counters_.requeued;
-    }
+    for (auto& id : lost) requeue(*find_job(id));
   }
   if (recovery_ends_ != clock::time_point{} && now >= recovery_ends_) {
     recovery_ends_ = {};
@@ -392,6 +383,13 @@ void hub_core::enqueue_front(job& j) {
   queues_[j.kind].push_front(j.id);
 }
 
+void hub_core::requeue(job& j) {
+  unassign(j);
+  enqueue_front(j);
+  ++counters_.requeued;
+  ++counters_.by_kind[j.kind].requeued;
+}
+
 void hub_core::unassign(job& j) {
   if (j.state != job_state::assigned) return;
   if (auto it = peers_.find(j.worker); it != peers_.end()) it->second.assigned.erase(j.id);
@@ -403,11 +401,7 @@ void hub_core::requeue_jobs_of(peer& p, const char*) {
   std::vector<std::string> ids;
   for (auto& [id, seq] : p.assigned) ids.push_back(id);
   for (auto& id : ids)
-    if (job* j = find_job(id); j && j->state == job_state::assigned) {
-      unassign(*j);
-      enqueue_front(*j);
-      ++counters_.requeued;
-    }
+    if (job* j = find_job(id); j && j->state == job_state::assigned) requeue(*j);
 }
 
 std::uint32_t hub_core::credit(const peer& p) const {
@@ -443,6 +437,7 @@ void hub_core::dispatch(clock::time_point now) {
       auto jb = m::CreateJob(fbb, id, kind, payload, next->seq, next->attempt);
       send(name, writer_.finish(jb, "hub", next->id));
       ++counters_.dispatched;
+      ++counters_.by_kind[next->kind].dispatched;
     }
   }
 }
@@ -578,6 +573,24 @@ std::size_t hub_core::queued_jobs() const {
 
 std::size_t hub_core::live_workers() const {
   return std::count_if(peers_.begin(), peers_.end(), [](auto& kv) { return !kv.second.kinds.empty(); });
+}
+
+std::map<std::string, kind_jobs> hub_core::jobs_by_kind() const {
+  std::map<std::string, kind_jobs> out;
+  for (auto& [kind, q] : queues_) out[kind];  // kinds seen stay listed, at 0
+  for (auto& [id, j] : jobs_) {
+    auto& k = out[j.kind];
+    if (j.state == job_state::assigned) ++k.in_flight;
+    else if (j.state == job_state::done) ++k.done;
+    else ++k.queued;
+  }
+  return out;
+}
+
+std::map<std::string, std::size_t> hub_core::peers_by_role() const {
+  std::map<std::string, std::size_t> out;
+  for (auto& [name, p] : peers_) ++out[m::EnumNameRole(p.role)];
+  return out;
 }
 
 std::string hub_core::describe() const {

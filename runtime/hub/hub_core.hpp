@@ -34,6 +34,18 @@ namespace crucible::hub {
 
 using clock = std::chrono::steady_clock;
 
+// Counters of one job kind (hub_counters::by_kind).
+struct kind_counters {
+  std::uint64_t submitted = 0, dispatched = 0, completed = 0, requeued = 0;
+};
+
+// Jobs of one kind the hub holds now (hub_core::jobs_by_kind).
+struct kind_jobs {
+  std::size_t queued = 0;     // waiting for a worker (recovered jobs waiting for theirs too)
+  std::size_t in_flight = 0;  // dispatched, no result yet
+  std::size_t done = 0;       // result in, not yet acknowledged by the submitter
+};
+
 // Counters for logs, metrics and tests.
 struct hub_counters {
   std::uint64_t received = 0;
@@ -46,6 +58,7 @@ struct hub_counters {
   std::uint64_t requeued = 0;       // jobs of dead workers or lost dispatches
   std::uint64_t peers_lost = 0;
   std::uint64_t events_forwarded = 0;
+  std::map<std::string, kind_counters> by_kind;  // job kind -> its share of the job counters above
 };
 
 class hub_core {
@@ -77,6 +90,12 @@ class hub_core {
   std::size_t queued_jobs() const;
   std::size_t live_workers() const;
   std::size_t unfinished_jobs() const { return jobs_.size(); }
+  // Walks every job the hub holds: for metrics, not for every batch.
+  std::map<std::string, kind_jobs> jobs_by_kind() const;
+  // Registered peers by role ("Evaluator", ...: messages' Role names).
+  std::map<std::string, std::size_t> peers_by_role() const;
+  // Whether the batch has ledger writes for finish_batch() to commit.
+  bool ledger_writes_staged() const { return ledger_.has_staged(); }
   std::string describe() const;
 
  private:
@@ -121,6 +140,8 @@ class hub_core {
 
   void enqueue_front(job& j);
   void unassign(job& j);
+  // An assigned job back to the front of its queue, counted as re-queued.
+  void requeue(job& j);
   void requeue_jobs_of(peer& p, const char* why);
   void dispatch(clock::time_point now);
   job* next_job_for(const peer& p);

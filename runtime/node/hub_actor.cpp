@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/hub/hub_core.hpp"
+#include "runtime/node/hub_metrics.hpp"
 
 namespace crucible::node {
 
@@ -14,8 +15,10 @@ namespace {
 class hub_actor final : public caf::blocking_actor {
  public:
   hub_actor(caf::actor_config& cfg, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
-            std::shared_ptr<bus::transport> transport)
-      : caf::blocking_actor(cfg), options_(std::move(options)), kv_(std::move(kv)), transport_(std::move(transport)) {}
+            std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics)
+      : caf::blocking_actor(cfg), options_(std::move(options)), kv_(std::move(kv)), transport_(std::move(transport)) {
+    if (metrics) metrics_ = std::make_unique<hub_metrics>(std::move(metrics));
+  }
 
   void act() override {
     // The job log lives inside the ledger directory, beside RocksDB's files.
@@ -36,7 +39,7 @@ class hub_actor final : public caf::blocking_actor {
       return;
     }
     const auto tick = std::min<std::chrono::milliseconds>(options_.heartbeat / 2, 50ms);
-    auto last_tick = clock_type::now(), last_report = last_tick;
+    auto last_tick = clock_type::now(), last_report = last_tick, last_metrics = last_tick;
     std::vector<bus::frame> frames;
     bool running = true;
     while (running) {
@@ -52,6 +55,10 @@ class hub_actor final : public caf::blocking_actor {
         core.on_tick(now);
       }
       flush(core, now);
+      if (metrics_ && now - last_metrics >= 1s) {
+        last_metrics = now;
+        metrics_->update(core);
+      }
       if (now - last_report >= 10s) {
         last_report = now;
         spdlog::info("{}", core.describe());
@@ -72,7 +79,10 @@ class hub_actor final : public caf::blocking_actor {
   // Ledger first, replies after: an acknowledgement is never ahead of the
   // disk. finish_batch() reports a failing ledger.
   void flush(hub::hub_core& core, clock_type::time_point now) {
+    const bool writes = metrics_ && core.ledger_writes_staged();
+    const auto started = clock_type::now();
     auto s = core.finish_batch(now);
+    if (writes) metrics_->observe_commit(clock_type::now() - started);
     auto out = core.take_outbox();  // on a failed commit, what acknowledges nothing (hub_core.hpp)
     bus::transmit(*transport_, out);
   }
@@ -80,13 +90,14 @@ class hub_actor final : public caf::blocking_actor {
   hub::hub_options options_;
   std::shared_ptr<storage::kv_store> kv_;
   std::shared_ptr<bus::transport> transport_;
+  std::unique_ptr<hub_metrics> metrics_;
 };
 
 }  // namespace
 
 caf::actor spawn_hub(caf::actor_system& sys, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
-                     std::shared_ptr<bus::transport> transport) {
-  return sys.spawn<hub_actor>(std::move(options), std::move(kv), std::move(transport));
+                     std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics) {
+  return sys.spawn<hub_actor>(std::move(options), std::move(kv), std::move(transport), std::move(metrics));
 }
 
 }  // namespace crucible::node

@@ -17,12 +17,14 @@
 
 #include "runtime/bus/transport.hpp"
 #include "runtime/hub/hub_options.hpp"
+#include "runtime/metrics/registry.hpp"
 #include "runtime/node/caf_types.hpp"
 #include "storage/kv_store.hpp"
 
 namespace crucible::node {
 
+// metrics: where its families go (hub_metrics.hpp); null: none.
 caf::actor spawn_hub(caf::actor_system& sys, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
-                     std::shared_ptr<bus::transport> transport);
+                     std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics = nullptr);
 
 }  // namespace crucible::node

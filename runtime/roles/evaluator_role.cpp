@@ -11,6 +11,7 @@
 
 #include "actors/evaluator/device.hpp"
 #include "actors/evaluator/evaluator_actor.hpp"
+#include "actors/evaluator/evaluator_metrics.hpp"
 #include "runtime/node/ask.hpp"
 #include "runtime/node/worker_actor.hpp"
 #include "runtime/roles/roles.hpp"
@@ -95,9 +96,10 @@ class evaluator_handler final : public node::job_handler {
  public:
   evaluator_handler(caf::actor_system& sys, ev::evaluator_actor actor, std::shared_ptr<ev::cpu_stage> cpu,
                     fs::path tasks, ev::device_spec device, std::string model, ev::protocol_options protocol,
-                    std::string name)
+                    std::string name, std::shared_ptr<ev::evaluator_metrics> metrics)
       : sys_(sys), actor_(std::move(actor)), cpu_(std::move(cpu)), tasks_(std::move(tasks)), spec_(device),
-        device_(device.text()), model_(std::move(model)), protocol_(std::move(protocol)), name_(std::move(name)) {}
+        device_(device.text()), model_(std::move(model)), protocol_(std::move(protocol)), name_(std::move(name)),
+        metrics_(std::move(metrics)) {}
 
   void run(const bus::worker_session::job_request& job, done_fn done) override {
     bool verify = job.kind.rfind("verify:", 0) == 0;
@@ -123,9 +125,10 @@ class evaluator_handler final : public node::job_handler {
     gpu_state gpu = read_gpu_state(spec_);
     node::ask<ev::evaluation>(
         sys_, actor_,
-        [done, candidate, name = name_, model = model_, verify, gpu](ev::evaluation& e) {
+        [done, candidate, name = name_, model = model_, verify, gpu, metrics = metrics_](ev::evaluation& e) {
           auto cenv = messages::open(candidate);
           spdlog::info("{}", e.text());
+          if (metrics) metrics->record(e);
           done(msg::JobStatus::Ok,
                measurement_envelope(e, *(*cenv)->payload_as_Candidate(), name, model, verify, gpu), {});
         },
@@ -142,6 +145,7 @@ class evaluator_handler final : public node::job_handler {
   std::string device_, model_;
   ev::protocol_options protocol_;
   std::string name_;
+  std::shared_ptr<ev::evaluator_metrics> metrics_;  // null: metrics off
 };
 
 struct evaluator_args {
@@ -174,7 +178,9 @@ result<service> spawn_evaluator_service(caf::actor_system& sys, const evaluator_
   auto cpu = std::make_shared<ev::cpu_stage>(cache, eo.worker, eo.limits, eo.scratch_root);
   auto actor = ev::spawn_evaluator(sys, eo, cache, cpu);
   caf::anon_send(actor, ev::prime_atom::value, device->text());
-  return service{std::make_shared<evaluator_handler>(sys, actor, cpu, o.tasks, *device, model, *protocol, name),
+  auto metrics = o.metrics ? std::make_shared<ev::evaluator_metrics>(o.metrics, name, device->text()) : nullptr;
+  return service{std::make_shared<evaluator_handler>(sys, actor, cpu, o.tasks, *device, model, *protocol, name,
+                                                     std::move(metrics)),
                  {"measure", "verify:" + model},
                  caf::actor_cast<caf::actor>(actor),
                  "evaluator on " + device->text() + " (" + model + "), protocol " + protocol->name + ", tasks under " +
@@ -202,8 +208,10 @@ cli::command add_evaluator_role(CLI::App& app) {
   // the actor's mailbox, in order.
   return {cmd, [a] {
             return serve("evaluator", msg::Role::Evaluator, evaluator_slots(a->service), a->common,
-                         [a](caf::actor_system& sys, const std::string& name) {
-                           return spawn_evaluator_service(sys, a->service, name);
+                         [a](caf::actor_system& sys, const std::string& name, const metrics::registry_ptr& m) {
+                           auto options = a->service;
+                           options.metrics = m;
+                           return spawn_evaluator_service(sys, options, name);
                          });
           }};
 }

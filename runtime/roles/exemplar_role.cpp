@@ -112,7 +112,7 @@ cli::command add_exemplar_role(CLI::App& app) {
   add_role_options(*cmd, a->common, "exemplar");
   return {cmd, [a] {
             return serve("exemplar", msg::Role::Exemplar, a->slots, a->common,
-                         [a](caf::actor_system& sys, const std::string& name) {
+                         [a](caf::actor_system& sys, const std::string& name, const metrics::registry_ptr&) {
                            return spawn_exemplar_service(sys, a->service, name);
                          });
           }};

@@ -15,6 +15,7 @@
 
 #include "runtime/base/result.hpp"
 #include "runtime/cli/commands.hpp"
+#include "runtime/metrics/registry.hpp"
 #include "runtime/node/worker_actor.hpp"
 
 namespace crucible::roles {
@@ -57,6 +58,8 @@ struct evaluator_service_options {
   // run ahead on other cores (cpu_stage.hpp); -1: 2 on a GPU, 0 on CPU
   // (where a held job would wait for this evaluator while another is free).
   int prefetch = -1;
+  // Where its families go (actors/evaluator/evaluator_metrics.hpp); null: none.
+  metrics::registry_ptr metrics;
 };
 
 // The bus slots of an evaluator with these options: the running job and

@@ -5,6 +5,7 @@
 #include "runtime/bus/zmq_transport.hpp"
 #include "runtime/cli/process.hpp"
 #include "runtime/config/runtime_options.hpp"
+#include "runtime/node/job_metrics.hpp"
 
 namespace crucible::roles {
 
@@ -14,6 +15,7 @@ void add_role_options(CLI::App& cmd, role_args& a, const std::string& role) {
   cmd.add_option("--name", a.name, "unique name on the bus (default " + role + "-HOST-PID)");
   cmd.add_option("--keys", a.keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd.add_option("--log-level", a.log_level, "trace, debug, info, warn, error");
+  cli::add_metrics_option(cmd, a.metrics);
 }
 
 int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, const role_args& a,
@@ -34,6 +36,9 @@ int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, con
   peer.role = wire_role;
   peer.slots = slots;
   if (auto s = logging::init(role, peer.node, log); !s) return cli::fail(s.error());
+  auto metrics = cli::open_metrics(*file, a.metrics);
+  if (!metrics) return cli::fail(metrics.error());
+  auto registry = *metrics ? (*metrics)->registry() : nullptr;
   auto transport = bus::connect_peer_transport(connect, peer.name, {.keys = peer.keys});
   if (!transport) return cli::fail(transport.error());
 
@@ -41,13 +46,14 @@ int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, con
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  auto svc = spawn(sys, peer.name);
+  auto svc = spawn(sys, peer.name, registry);
   if (!svc) return cli::fail(svc.error());
   peer.job_kinds = svc->job_kinds;
   peer.required = svc->required;
   peer.deadline_ms = svc->deadline_ms;
   spdlog::info("{} {}: {}, serving {}", role, peer.name, svc->description, connect);
-  auto worker = node::spawn_worker(sys, peer, svc->handler, std::shared_ptr<bus::transport>(std::move(*transport)));
+  auto worker = node::spawn_worker(sys, peer, node::counting_jobs(svc->handler, registry, peer.name),
+                                   std::shared_ptr<bus::transport>(std::move(*transport)));
   std::vector<caf::actor> actors{worker, svc->actor};
   actors.insert(actors.end(), svc->companions.begin(), svc->companions.end());
   return cli::wait_for_shutdown(sys, actors);

@@ -1,0 +1,224 @@
+// Prometheus metrics with real processes on loopback: `crucible hub`,
+// `crucible worker` and `crucible evaluator` serve /metrics (--metrics, or
+// [metrics] listen); what they serve parses as Prometheus text, holds the
+// families docs/metrics.md names, and its counters move when jobs run. A bad
+// address is refused naming the option and the value.
+#include <doctest/doctest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <httplib.h>
+
+#include "runtime/metrics/endpoint.hpp"
+#include "tests/support/process.hpp"
+
+using namespace crucible;
+using namespace crucible::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// One scrape: sample name with its labels ("name{a=\"b\"}") -> value, and
+// the families' types (# TYPE lines). Every line must be a comment or a
+// sample, and every sample's family must have a type.
+struct scrape {
+  std::map<std::string, double> samples;
+  std::map<std::string, std::string> types;
+  bool ok = false;
+  std::string text, problem;
+
+  double operator[](const std::string& sample) const {
+    auto it = samples.find(sample);
+    return it == samples.end() ? -1 : it->second;
+  }
+  bool has_family(const std::string& name) const { return types.count(name) > 0; }
+};
+
+scrape get_metrics(int port) {
+  scrape s;
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(5);
+  auto res = client.Get("/metrics");
+  if (!res || res->status != 200) {
+    s.problem = "no answer on port " + std::to_string(port);
+    return s;
+  }
+  s.text = res->body;
+  static const std::regex type_line(R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))");
+  static const std::regex sample_line(R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+))");
+  std::istringstream in(s.text);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.rfind("# HELP ", 0) == 0) continue;
+    if (std::regex_match(line, m, type_line)) {
+      s.types[m[1]] = m[2];
+    } else if (std::regex_match(line, m, sample_line)) {
+      std::string name = m[1];
+      std::string family = std::regex_replace(name, std::regex("_(bucket|sum|count)$"), "");
+      if (!s.types.count(name) && !s.types.count(family)) {
+        s.problem = "sample without a TYPE: " + line;
+        return s;
+      }
+      s.samples[name + std::string(m[2])] = std::stod(m[3]);
+    } else {
+      s.problem = "not Prometheus text: " + line;
+      return s;
+    }
+  }
+  s.ok = true;
+  return s;
+}
+
+// Scrapes until done(scrape) holds or 60 s pass; returns the last scrape.
+template <typename Done>
+scrape scrape_until(int port, Done done) {
+  scrape s;
+  for (int i = 0; i < 600; ++i) {
+    s = get_metrics(port);
+    if (s.ok && done(s)) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("an endpoint refuses an address that is not HOST:PORT, naming where it came from") {
+  for (const std::string bad : {"9464", ":9464", "127.0.0.1:", "127.0.0.1:http", "127.0.0.1:70000", "no.such.host.invalid:9464"}) {
+    auto e = metrics::endpoint::listen(bad, "--metrics");
+    REQUIRE_FALSE(e);
+    CHECK(e.error().code == errc::invalid_argument);
+    CHECK_MESSAGE(e.error().message.find("--metrics '" + bad + "'") == 0, e.error().message);
+  }
+}
+
+TEST_CASE("an endpoint on a port another socket listens on is refused, naming the option and the value") {
+  auto first = metrics::endpoint::listen("127.0.0.1:0", "[metrics] listen");
+  REQUIRE(first);
+  const std::string taken = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = metrics::endpoint::listen(taken, "[metrics] listen");
+  REQUIRE_FALSE(second);
+  CHECK(second.error().code == errc::io);
+  CHECK(second.error().message.find("[metrics] listen '" + taken + "': cannot listen there") == 0);
+}
+
+TEST_CASE("the hub and a worker serve their families, and the job counters move when jobs run") {
+  std::string dir = temp_dir("metrics-hub");
+  const int bus = pick_port(), http = pick_port();
+  const std::string address = "tcp://127.0.0.1:" + std::to_string(bus);
+  // The hub's endpoint from the config file, the worker's from --metrics.
+  std::ofstream(dir + "/hub.toml") << "[metrics]\nlisten = \"127.0.0.1:" << http << "\"\n";
+  child hub(crucible_binary(), {"hub", "--config", dir + "/hub.toml", "--bind", address, "--ledger", dir + "/ledger"},
+            dir + "/hub.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  CHECK(count_text(dir + "/hub.log", "metrics at http://127.0.0.1:" + std::to_string(http) + "/metrics") == 1);
+  child worker(crucible_binary(),
+               {"worker", "--connect", address, "--name", "w1", "--metrics", "127.0.0.1:" + std::to_string(http + 1)},
+               dir + "/worker.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "registered Worker 'w1'", 20s), read_file(dir + "/worker.log"));
+
+  auto before = scrape_until(http, [](const scrape& s) { return s["crucible_hub_peers{role=\"worker\"}"] == 1; });
+  REQUIRE_MESSAGE(before.ok, before.problem);
+  // Families with a series from the start; those by kind appear with the kind's first job.
+  for (std::string family : {"crucible_hub_peers", "crucible_hub_messages_total", "crucible_hub_peers_lost_total",
+                             "crucible_hub_events_forwarded_total", "crucible_hub_ledger_commit_seconds"})
+    CHECK_MESSAGE(before.has_family(family), family);
+  CHECK(before.types["crucible_hub_peers"] == "gauge");
+  CHECK(before.types["crucible_hub_ledger_commit_seconds"] == "histogram");
+  CHECK(before["crucible_hub_peers{role=\"worker\"}"] == 1);
+  CHECK(before["crucible_hub_jobs_dispatched_total{kind=\"echo\"}"] == -1);  // no echo job yet
+
+  child submit(crucible_binary(),
+               {"submit", "--connect", address, "--count", "3", "--payload", "hi", "--timeout-s", "60"},
+               dir + "/submit.out");
+  REQUIRE(submit.wait(90s) == 0);
+  auto after = scrape_until(http, [](const scrape& s) {
+    return s["crucible_hub_jobs_completed_total{kind=\"echo\"}"] == 3;
+  });
+  REQUIRE_MESSAGE(after.ok, after.problem);
+  for (std::string family : {"crucible_hub_jobs_submitted_total", "crucible_hub_jobs_dispatched_total",
+                             "crucible_hub_jobs_completed_total", "crucible_hub_jobs_requeued_total",
+                             "crucible_hub_jobs_queued", "crucible_hub_jobs_in_flight", "crucible_hub_jobs_awaiting_ack"})
+    CHECK_MESSAGE(after.has_family(family), family);
+  CHECK(after.types["crucible_hub_jobs_dispatched_total"] == "counter");
+  CHECK(after["crucible_hub_jobs_submitted_total{kind=\"echo\"}"] == 3);
+  CHECK(after["crucible_hub_jobs_dispatched_total{kind=\"echo\"}"] == 3);
+  CHECK(after["crucible_hub_jobs_completed_total{kind=\"echo\"}"] == 3);
+  CHECK(after["crucible_hub_jobs_requeued_total{kind=\"echo\"}"] == 0);
+  CHECK(after["crucible_hub_jobs_queued{kind=\"echo\"}"] == 0);
+  CHECK(after["crucible_hub_ledger_commit_seconds_count"] >= 1);
+
+  auto w = get_metrics(http + 1);
+  REQUIRE_MESSAGE(w.ok, w.problem);
+  CHECK(w["crucible_worker_jobs_total{kind=\"echo\",status=\"ok\",worker=\"w1\"}"] == 3);
+  CHECK(w["crucible_worker_job_seconds_count{kind=\"echo\",worker=\"w1\"}"] == 3);
+}
+
+TEST_CASE("a role given a port in use or no port exits, naming --metrics and the value") {
+  std::string dir = temp_dir("metrics-bad");
+  const int bus = pick_port();
+  // A plain listening socket holds the port.
+  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(holder, 1) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(holder, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string taken = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+
+  child in_use(crucible_binary(),
+               {"hub", "--bind", "tcp://127.0.0.1:" + std::to_string(bus), "--ledger", dir + "/ledger", "--metrics",
+                taken},
+               dir + "/in_use.log");
+  CHECK(in_use.wait(30s) == 2);
+  CHECK_MESSAGE(count_text(dir + "/in_use.log", "--metrics '" + taken + "': cannot listen there") == 1,
+                read_file(dir + "/in_use.log"));
+  child no_port(crucible_binary(), {"worker", "--connect", "tcp://127.0.0.1:" + std::to_string(bus), "--metrics", "127.0.0.1"},
+                dir + "/no_port.log");
+  CHECK(no_port.wait(30s) == 2);
+  CHECK_MESSAGE(count_text(dir + "/no_port.log", "--metrics '127.0.0.1': no port") == 1, read_file(dir + "/no_port.log"));
+  ::close(holder);
+}
+
+TEST_CASE("an evaluator counts its evaluations by status, with seconds per phase and busy seconds") {
+  std::string dir = temp_dir("metrics-evaluator");
+  const std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
+  const int bus = pick_port(), http = pick_port();
+  const std::string address = "tcp://127.0.0.1:" + std::to_string(bus);
+  child hub(crucible_binary(), {"hub", "--bind", address, "--ledger", dir + "/ledger"}, dir + "/hub.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  child evaluator(crucible_binary(),
+                  {"evaluator", "--connect", address, "--name", "ev", "--tasks", tasks, "--protocol", "quick",
+                   "--metrics", "127.0.0.1:" + std::to_string(http)},
+                  dir + "/evaluator.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "registered Evaluator 'ev'", 30s), read_file(dir + "/evaluator.log"));
+  auto idle = get_metrics(http);
+  REQUIRE_MESSAGE(idle.ok, idle.problem);
+  CHECK(idle.has_family("crucible_evaluator_busy_seconds_total"));
+  CHECK(idle["crucible_evaluator_busy_seconds_total{device=\"cpu\",evaluator=\"ev\"}"] == 0);
+
+  child client(crucible_binary(),
+               {"submit", "--connect", address, "--kind", "measure", "--task", "cpu/gelu_tanh", "--candidate",
+                tasks + "/cpu/gelu_tanh/incorrect.py", "--timeout-s", "120"},
+               dir + "/client.out");
+  REQUIRE(client.wait(150s) == 0);
+  auto s = scrape_until(http, [](const scrape& x) {
+    return x["crucible_evaluator_evaluations_total{device=\"cpu\",evaluator=\"ev\",status=\"incorrect\"}"] == 1;
+  });
+  REQUIRE_MESSAGE(s.ok, s.problem);
+  CHECK(s["crucible_evaluator_evaluations_total{device=\"cpu\",evaluator=\"ev\",status=\"incorrect\"}"] == 1);
+  CHECK(s["crucible_evaluator_busy_seconds_total{device=\"cpu\",evaluator=\"ev\"}"] > 0);
+  CHECK(s["crucible_evaluator_phase_seconds_count{device=\"cpu\",evaluator=\"ev\",phase=\"correctness\"}"] == 1);
+  CHECK(s["crucible_worker_jobs_total{kind=\"measure\",status=\"ok\",worker=\"ev\"}"] == 1);
+}
