@@ -24,10 +24,10 @@ Subcommands (who calls them):
            table; what tools/gpu/cuda_l1_suite.sh calls on a GPU machine
 
 Usage (docs/gpu.md, "The CUDA-L1 corpus as a regression suite"):
-  python3 cuda_l1_suite.py prepare --work DIR (--corpus FILE.json[@K] | --identity KB_DIR)...
+  python3 cuda_l1_suite.py prepare --work DIR (--corpus FILE.json[@K] | --identity KB_DIR[@K])...
           (--all | --level N... | --tasks L1-19,L2-39... | --sample K [--seed S])
           [--results FILE] [--redo]
-          (FILE.json@K: K of that file drawn at random, the selection options
+          (SOURCE@K: K of that source drawn at random, the selection options
           being for the other sources: `--corpus a100.json --all --corpus
           l40.json@8` is the A100 set in full and 8 of the L40 set)
   python3 cuda_l1_suite.py collect --results FILE --json EVAL.jsonl...
@@ -48,6 +48,7 @@ venv's Python on the GPU machine).
 
 import argparse
 import datetime
+import itertools
 import json
 import os
 import random
@@ -236,15 +237,15 @@ def select(prefix, rows, args, sample_k=None):
     return pool
 
 
-def corpus_and_sample(arg):
-    """`FILE.json` -> (FILE.json, None); `FILE.json@K` -> (FILE.json, K): K
-    of that file's kernels drawn, the rest of the selection being for the
-    other sources (`--corpus a100.json --all --corpus l40.json@8`)."""
+def source_and_sample(arg, flag):
+    """`SOURCE` -> (SOURCE, None); `SOURCE@K` -> (SOURCE, K): K of that
+    source's kernels drawn, the rest of the selection being for the other
+    sources (`--corpus a100.json --all --corpus l40.json@8 --identity kb@40`)."""
     path, at, k = arg.rpartition("@")
-    if not at or not path.endswith(".json"):
+    if not at:
         return arg, None
     if not k.isdigit() or int(k) < 1:
-        fail("--corpus %s: want FILE.json@K with K a positive whole number" % arg)
+        fail("%s %s: want SOURCE@K with K a positive whole number" % (flag, arg))
     return path, int(k)
 
 
@@ -254,13 +255,14 @@ def prepare(args, results_path):
     selected.txt. Returns (jobs file, pending names, selected names)."""
     if args.all and (args.level or args.tasks or args.sample is not None):
         fail("--all takes every kernel with code; leave out --level, --tasks and --sample")
-    corpora = [corpus_and_sample(c) for c in args.corpus or []]
-    unsampled = args.identity or any(k is None for _, k in corpora)
+    corpora = [source_and_sample(c, "--corpus") for c in args.corpus or []]
+    identities = [source_and_sample(d, "--identity") for d in args.identity or []]
+    unsampled = any(k is None for _, k in corpora + identities)
     if unsampled and not (args.all or args.level or args.tasks or args.sample is not None):
         fail("choose the kernels: --all, --level N, --tasks L1-19,L2-39 or --sample K")
     if not (args.corpus or args.identity):
         fail("name what to lay out: --corpus FILE.json and/or --identity KERNELBENCH_DIR")
-    sources = [read_corpus(p) + (k,) for p, k in corpora] + [read_identity(d) + (None,) for d in args.identity or []]
+    sources = [read_corpus(p) + (k,) for p, k in corpora] + [read_identity(d) + (k,) for d, k in identities]
     prefixes = [p for p, _, _ in sources]
     if len(set(prefixes)) != len(prefixes):
         fail("two sources with one name (%s): their kernels would collide" % ", ".join(prefixes))
@@ -280,7 +282,11 @@ def prepare(args, results_path):
                 with open(os.path.join(folder, f), "wb") as out:
                     out.write(data)
         selected += [r["name"] for r in chosen]
-        pending += [r["name"] for r in todo]
+        pending.append([r["name"] for r in todo])
+    # The sources' jobs taken in turn (a100, l40, identity, a100, ...): the
+    # evaluator measures whichever of its next jobs is built (first_ready),
+    # so kernels that need no build fill the device while others compile.
+    pending = [name for turn in itertools.zip_longest(*pending) for name in turn if name is not None]
     jobs = os.path.join(work, "jobs.txt")
     with open(jobs, "w") as f:
         f.write("# %s prepare: NAME TASK CANDIDATE (crucible-bench-eval --jobs), paths relative to this folder\n" % PROG)
@@ -407,7 +413,7 @@ def table(args):
         fail("no results file %s" % args.results)
     results = load_results(args.results)
     claimed, inline, no_code = {}, set(), set()
-    for path in args.corpus or []:
+    for path, _ in (source_and_sample(c, "--corpus") for c in args.corpus or []):
         _, rows = read_corpus(path)
         for r in rows:
             claimed[r["name"]] = r["claimed"]
@@ -576,8 +582,8 @@ def main():
         p.add_argument("--work", required=True, help="folder for the kernels, jobs.txt and the compile cache")
         p.add_argument("--corpus", action="append", metavar="FILE.json[@K]",
                        help="a CUDA-L1 file (repeatable); FILE.json@K: K of its kernels drawn at random")
-        p.add_argument("--identity", action="append", metavar="KB_DIR",
-                       help="KernelBench v0 (level1/..): identity candidates")
+        p.add_argument("--identity", action="append", metavar="KB_DIR[@K]",
+                       help="KernelBench v0 (level1/..): identity candidates; KB_DIR@K: K of them drawn at random")
         p.add_argument("--all", action="store_true", help="every kernel with code")
         p.add_argument("--level", action="append", type=int, metavar="N", help="every kernel of level N (repeatable)")
         p.add_argument("--tasks", action="append", metavar="L1-19,L2-39", help="these tasks (repeatable)")
