@@ -1,4 +1,5 @@
 #include "actors/referee/referee_actor.hpp"
+#include "actors/referee/referee_metrics.hpp"
 
 #include <map>
 #include <mutex>
@@ -153,6 +154,10 @@ result<referee_service> spawn_referee(caf::actor_system& sys, const referee_opti
     return {};
   };
   auto core = std::make_shared<referee_core>(options, kv, links.peer.name, sink);
+  if (links.metrics) {
+    auto m = std::make_shared<referee_metrics>(links.metrics);
+    core->on_settled([m](msg::SettlementStatus verdict, bool verified) { m->record(verdict, verified); });
+  }
   CRUCIBLE_TRY(core->recover(messages::now_ns()));
 
   node::client_actor_options co;

@@ -18,6 +18,7 @@
 
 #include "actors/referee/referee_core.hpp"
 #include "runtime/bus/transport.hpp"
+#include "runtime/metrics/registry.hpp"
 #include "runtime/node/worker_actor.hpp"
 
 namespace crucible::referee {
@@ -29,6 +30,7 @@ struct referee_links {
   bus::peer_options peer;                       // name, liveness; role and kinds are set here
   std::shared_ptr<bus::transport> worker_transport;
   std::shared_ptr<bus::transport> client_transport;
+  metrics::registry_ptr metrics;                // its families (referee_metrics.hpp); null: none
 };
 
 struct referee_service {

@@ -18,7 +18,7 @@ namespace crucible::referee {
 
 namespace {
 struct referee_args {
-  std::string config, connect, name, ledger, log_level, keys;
+  std::string config, connect, name, ledger, log_level, keys, metrics;
 };
 
 int run_referee(const referee_args& a) {
@@ -39,6 +39,8 @@ int run_referee(const referee_args& a) {
   if (peer.name.empty()) peer.name = cli::default_name("referee");
   peer.node = logging::host_name();
   if (auto s = logging::init("referee", peer.node, log); !s) return cli::fail(s.error());
+  auto metrics = cli::open_metrics(*file, a.metrics);
+  if (!metrics) return cli::fail(metrics.error());
   auto kv = storage::open_rocksdb(options.ledger_dir);
   if (!kv) return cli::fail(kv.error());
 
@@ -46,7 +48,8 @@ int run_referee(const referee_args& a) {
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  auto svc = start_referee(sys, options, std::shared_ptr<storage::kv_store>(std::move(*kv)), peer, connect);
+  auto svc = start_referee(sys, options, std::shared_ptr<storage::kv_store>(std::move(*kv)), peer, connect,
+                           *metrics ? (*metrics)->registry() : nullptr);
   if (!svc) return cli::fail(svc.error());
   spdlog::info("{}, ledger {}, serving {}", svc->description, options.ledger_dir, connect);
   return cli::wait_for_shutdown(sys, {svc->referee, svc->worker});
@@ -118,6 +121,7 @@ cli::command add_referee_command(CLI::App& app) {
   cmd->add_option("--ledger", a->ledger, "directory of its RocksDB ledger (default referee-ledger)");
   cmd->add_option("--keys", a->keys, "CURVE key folder of this node (crucible keys generate; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
+  cli::add_metrics_option(*cmd, a->metrics);
   return {cmd, [a] { return run_referee(*a); }};
 }
 

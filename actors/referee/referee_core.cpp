@@ -363,6 +363,7 @@ status referee_core::settle(candidate_record& r, m::SettlementStatus st, double 
   r.insert_wanted = options_.insert_exemplars && exemplar_known && st == m::SettlementStatus::Success && reward > 0;
   CRUCIBLE_TRY(store(r));
   ++settled_count_;
+  if (settled_hook_) settled_hook_(st, f.verified);
   spdlog::info("referee settled {}: {} reward {:.2f}{} ({})", r.id, m::EnumNameSettlementStatus(st), reward,
                f.verified ? " verified" : "", f.reason);
   if (f.verified) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -57,6 +58,10 @@ class referee_core {
   // (same job ids: the hub answers duplicates from its ledger). Once, first.
   status recover(std::int64_t now_ns);
 
+  // Called once per settlement, after it is stored (metrics; none by default).
+  using settled_hook = std::function<void(msg::SettlementStatus verdict, bool verified)>;
+  void on_settled(settled_hook hook) { settled_hook_ = std::move(hook); }
+
   // A settle job's payload (a Candidate envelope). A settled candidate is
   // answered at once with its one settlement; a known one changes nothing.
   // Errors: errc::invalid_argument for a payload that is not a Candidate
@@ -98,6 +103,7 @@ class referee_core {
   candidate_ledger ledger_;
   std::string sender_;
   hack_sink hacks_;
+  settled_hook settled_hook_;
   referee_outbox out_;
   std::map<std::string, candidate_record> active_;  // unfinished, by candidate id
   std::map<std::string, peer> peers_;               // from PeerEvents, by name

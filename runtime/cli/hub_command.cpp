@@ -66,7 +66,8 @@ int run_hub(const hub_args& a) {
   if (referee_opts.enabled) {
     referee_peer.name = "referee";
     referee_peer.node = logging::host_name();
-    auto svc = referee::start_referee(sys, referee_opts, store, referee_peer, referee::local_address(options.bind));
+    auto svc = referee::start_referee(sys, referee_opts, store, referee_peer, referee::local_address(options.bind),
+                                      registry);
     if (!svc) {
       caf::anon_send_exit(hub, caf::exit_reason::user_shutdown);
       return fail(svc.error());

@@ -45,7 +45,7 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   bus::peer_options referee_peer = stack->bus_;
   referee_peer.name = "referee";
   referee_peer.node = logging::host_name();
-  auto ref = referee::start_referee(sys, referee_opts, stack->store_, referee_peer, hub_opts.bind);
+  auto ref = referee::start_referee(sys, referee_opts, stack->store_, referee_peer, hub_opts.bind, stack->metrics_);
   if (!ref) return ref.error();
   spdlog::info("{}", ref->description);
   stack->adopt(ref->referee);

@@ -191,12 +191,15 @@ TEST_CASE("a role given a port in use or no port exits, naming --metrics and the
   ::close(holder);
 }
 
-TEST_CASE("an evaluator counts its evaluations by status, with seconds per phase and busy seconds") {
+TEST_CASE("a settled candidate moves the referee's settlements, the evaluator's evaluations and the hub's measure jobs") {
   std::string dir = temp_dir("metrics-evaluator");
   const std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
-  const int bus = pick_port(), http = pick_port();
+  const int bus = pick_port(), http = pick_port(), hub_http = http + 1;
   const std::string address = "tcp://127.0.0.1:" + std::to_string(bus);
-  child hub(crucible_binary(), {"hub", "--bind", address, "--ledger", dir + "/ledger"}, dir + "/hub.log");
+  // The hub runs the referee, whose families share the hub's endpoint.
+  child hub(crucible_binary(),
+            {"hub", "--bind", address, "--ledger", dir + "/ledger", "--metrics", "127.0.0.1:" + std::to_string(hub_http)},
+            dir + "/hub.log");
   REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
   child evaluator(crucible_binary(),
                   {"evaluator", "--connect", address, "--name", "ev", "--tasks", tasks, "--protocol", "quick",
@@ -208,11 +211,11 @@ TEST_CASE("an evaluator counts its evaluations by status, with seconds per phase
   CHECK(idle.has_family("crucible_evaluator_busy_seconds_total"));
   CHECK(idle["crucible_evaluator_busy_seconds_total{device=\"cpu\",evaluator=\"ev\"}"] == 0);
 
-  child client(crucible_binary(),
-               {"submit", "--connect", address, "--kind", "measure", "--task", "cpu/gelu_tanh", "--candidate",
-                tasks + "/cpu/gelu_tanh/incorrect.py", "--timeout-s", "120"},
-               dir + "/client.out");
-  REQUIRE(client.wait(150s) == 0);
+  child settle(crucible_binary(),
+               {"settle", "--connect", address, "--task", "cpu/gelu_tanh", "--candidate",
+                tasks + "/cpu/gelu_tanh/incorrect.py", "--id", "wrong-1", "--timeout-s", "120"},
+               dir + "/settle.out");
+  REQUIRE_MESSAGE(settle.wait(150s) == 0, read_file(dir + "/settle.out"));
   auto s = scrape_until(http, [](const scrape& x) {
     return x["crucible_evaluator_evaluations_total{device=\"cpu\",evaluator=\"ev\",status=\"incorrect\"}"] == 1;
   });
@@ -221,4 +224,14 @@ TEST_CASE("an evaluator counts its evaluations by status, with seconds per phase
   CHECK(s["crucible_evaluator_busy_seconds_total{device=\"cpu\",evaluator=\"ev\"}"] > 0);
   CHECK(s["crucible_evaluator_phase_seconds_count{device=\"cpu\",evaluator=\"ev\",phase=\"correctness\"}"] == 1);
   CHECK(s["crucible_worker_jobs_total{kind=\"measure\",status=\"ok\",worker=\"ev\"}"] == 1);
+
+  auto h = scrape_until(hub_http, [](const scrape& x) {
+    return x["crucible_hub_jobs_completed_total{kind=\"settle\"}"] == 1;
+  });
+  REQUIRE_MESSAGE(h.ok, h.problem);
+  CHECK(h["crucible_referee_settlements_total{verdict=\"failure\",verified=\"false\"}"] == 1);
+  CHECK(h["crucible_hub_jobs_dispatched_total{kind=\"measure\"}"] == 1);
+  CHECK(h["crucible_hub_jobs_completed_total{kind=\"measure\"}"] == 1);
+  CHECK(h["crucible_hub_peers{role=\"evaluator\"}"] == 1);
+  CHECK(h["crucible_hub_peers{role=\"referee\"}"] == 1);
 }
