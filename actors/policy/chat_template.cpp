@@ -191,6 +191,17 @@ result<chat_format> load_chat_format(const std::filesystem::path& dir) {
   return format;
 }
 
+result<std::vector<std::int32_t>> encode_prompt(const tokenizer& tok, const chat_template* chat,
+                                                const std::string& system, const std::string& prompt) {
+  if (!chat) return tok.encode(prompt);
+  std::vector<chat_message> conversation;
+  if (!system.empty()) conversation.push_back({"system", system});
+  conversation.push_back({"user", prompt});
+  auto text = chat->apply(conversation, true);
+  if (!text) return text.error();
+  return tok.encode(*text, encode_options{.add_special_tokens = false});
+}
+
 std::string describe(const chat_format& format) {
   std::string out = format.chat ? "chat template " + format.chat->name() : "no chat template";
   if (format.stop_token_ids) out += fmt::format(", stop ids [{}]", fmt::join(*format.stop_token_ids, ", "));

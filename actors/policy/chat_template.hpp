@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "actors/policy/jinja_template.hpp"
+#include "actors/policy/tokenizer.hpp"
 #include "runtime/base/result.hpp"
 
 namespace crucible::policy {
@@ -80,6 +81,15 @@ struct chat_format {
 // file is no error. io when one cannot be read; invalid_argument naming the
 // file and field when one is malformed.
 result<chat_format> load_chat_format(const std::filesystem::path& dir);
+
+// The token ids of a prompt. With a template: a system message when
+// `system` is not empty, the prompt as the user's message, rendered with
+// add_generation_prompt and encoded without the tokenizer's own special
+// tokens, as apply_chat_template(tokenize=True) does. Without one (nullptr):
+// the prompt encoded with them, as policy::generate_text does. Errors: the
+// template's, or the tokenizer's for text that is not UTF-8.
+result<std::vector<std::int32_t>> encode_prompt(const tokenizer& tok, const chat_template* chat,
+                                                const std::string& system, const std::string& prompt);
 
 // "chat template NAME, stop ids [..]" or "no chat template" for logs.
 std::string describe(const chat_format& format);

@@ -102,6 +102,31 @@ TEST_CASE("Qwen2.5's chat template renders as transformers renders it") { check_
 TEST_CASE("Llama 3.1's chat template renders as transformers renders it") { check_family("llama3.1"); }
 TEST_CASE("Llama 3.2's chat template, with strftime_now's date, renders as transformers renders it") { check_family("llama3.2"); }
 
+// golden.json: transformers' apply_chat_template on the H200
+// (tools/gpu/chat_template_check.py), text and ids.
+TEST_CASE("the chat templates give transformers' token ids over the folders' tokenizers") {
+  const auto golden_file = data_dir / "golden.json";
+  if (!std::filesystem::exists(golden_file)) {
+    MESSAGE("no " << golden_file.string() << " yet: run tools/gpu/chat_template_check.py where transformers is");
+    return;
+  }
+  auto golden = json::parse(read(golden_file));
+  REQUIRE(golden["cases"].size() > 0);
+  for (const auto& c : golden["cases"]) {
+    const std::string name = c["family"];
+    CAPTURE(name);
+    CAPTURE(c["variables"].dump());
+    auto tok = crucible::policy::tokenizer::load(data_dir / name);
+    REQUIRE_MESSAGE(tok.ok(), tok.error().text());
+    auto text = family(name).render_json(c["variables"].dump());
+    REQUIRE_MESSAGE(text.ok(), text.error().text());
+    CHECK(*text == c["text"].get<std::string>());
+    auto ids = tok->encode(*text, {.add_special_tokens = false});
+    REQUIRE(ids.ok());
+    CHECK(*ids == c["ids"].get<std::vector<std::int32_t>>());
+  }
+}
+
 TEST_CASE("apply wraps a prompt as one user turn and opens the assistant's") {
   auto text = family("qwen2.5").apply({{"user", "Hi"}}, true);
   REQUIRE(text.ok());

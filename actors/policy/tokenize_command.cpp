@@ -2,8 +2,10 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "actors/policy/chat_template.hpp"
 #include "actors/policy/tokenizer.hpp"
 
 namespace crucible::policy {
@@ -14,7 +16,21 @@ int run_tokenize(const tokenize_request& request, std::ostream& out, std::ostrea
     err << "crucible tokenize: " << tok.error().text() << "\n";
     return 1;
   }
-  auto ids = tok->encode(request.text, encode_options{.add_special_tokens = request.add_special_tokens});
+  std::optional<chat_format> format;
+  if (request.chat) {
+    auto loaded = load_chat_format(request.model_dir);
+    if (!loaded) {
+      err << "crucible tokenize: " << loaded.error().text() << "\n";
+      return 1;
+    }
+    if (!loaded->chat) {
+      err << "crucible tokenize: --chat: " << request.model_dir << "/tokenizer_config.json has no chat_template\n";
+      return 1;
+    }
+    format = std::move(*loaded);
+  }
+  auto ids = format ? encode_prompt(*tok, &*format->chat, request.system, request.text)
+                    : tok->encode(request.text, encode_options{.add_special_tokens = request.add_special_tokens});
   if (!ids) {
     err << "crucible tokenize: " << ids.error().text() << "\n";
     return 1;
@@ -40,6 +56,9 @@ void add_tokenize_command(CLI::App& app) {
   cmd->add_flag("!--no-special-tokens", request->add_special_tokens,
                 "Do not add the post-processor's special tokens (e.g. a leading BOS)");
   cmd->add_flag("--skip-special-tokens", request->skip_special_tokens, "Leave special tokens out of the decoded text");
+  cmd->add_flag("--chat", request->chat,
+                "Put TEXT in the folder's chat template as the user's message first (as the rollout does)");
+  cmd->add_option("--system", request->system, "With --chat: a system message before TEXT");
   cmd->callback([request] {
     if (int code = run_tokenize(*request, std::cout, std::cerr); code != 0) throw CLI::RuntimeError(code);
   });

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/learner/publication.hpp"
+#include "actors/policy/chat_template.hpp"
 #include "actors/rollout/extract.hpp"
 #include "actors/rollout/rollout_wire.hpp"
 #include "actors/rollout/task_schedule.hpp"
@@ -61,6 +62,7 @@ struct rollout_state {
   std::uint64_t latest_published = 0;  // the learner's newest version heard of
   std::optional<task_schedule> schedule;
   std::optional<prompt_template> prompt;
+  policy::chat_format chat;  // the model folder's chat template (if used) and generation_config stop ids
   node::hub_client client;
   std::string self_name;
   std::uint64_t next_group = 0, first_group = 0;
@@ -296,8 +298,10 @@ void begin_group(rollout_actor_t* self) {
   self->delayed_send(self, o.exemplar_deadline, exdeadline_atom::value, st.group->number);
 }
 
-policy::generation_options generation_of(const rollout_options& o, std::uint64_t group_number) {
+policy::generation_options generation_of(const rollout_options& o, const policy::chat_format& chat,
+                                         std::uint64_t group_number) {
   policy::generation_options g;
+  g.eos_token_ids = chat.stop_token_ids;  // generation_config.json's, else config.json's (nullopt)
   g.max_new_tokens = o.max_new_tokens;
   g.sampling.temperature = o.temperature;
   g.sampling.top_p = o.top_p;
@@ -311,9 +315,11 @@ void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars)
   auto& g = *st.group;
   const auto& o = st.options;
   prompt_fields f{g.task->id, task_description(g.task->code), g.task->code, o.platform, std::move(exemplars)};
-  std::string text = st.prompt->render(f);
-  std::vector<std::string> prompts(o.group_size, text);
-  auto gens = st.policy->generate_text(prompts, generation_of(o, g.number));
+  auto ids = policy::encode_prompt(st.policy->tok(), st.chat.chat ? &*st.chat.chat : nullptr, o.system_prompt,
+                                   st.prompt->render(f));
+  auto gens = ids ? st.policy->generate(std::vector<std::vector<std::int32_t>>(o.group_size, *ids),
+                                        generation_of(o, st.chat, g.number))
+                  : result<std::vector<policy::generation>>(ids.error());
   if (!gens) {
     spdlog::error("rollout {}: generating group {} failed: {}", st.self_name, g.id, gens.error().text());
     acknowledge(st, g.job_ids);
@@ -556,6 +562,13 @@ result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& 
   auto prompt = prompt_template::load_or_builtin(options.prompt_template);
   if (!prompt) return prompt.error();
   st->prompt = std::move(*prompt);
+  if (!options.model.empty()) {  // tests hand over a policy built in memory
+    auto chat = policy::load_chat_format(options.model);
+    if (!chat) return chat.error();
+    st->chat = std::move(*chat);
+    if (!options.chat_template) st->chat.chat.reset();
+  }
+  spdlog::info("rollout {}: {}", st->self_name, policy::describe(st->chat));
   st->next_group = st->first_group = read_state(options.state_file);
 
   // The client exists before the actor: what it hears before then waits.

@@ -13,6 +13,8 @@ status read(config::section s, rollout_options& o) {
   CRUCIBLE_TRY(s.read("schedule", o.schedule));
   CRUCIBLE_TRY(s.read("prompt_template", o.prompt_template));
   CRUCIBLE_TRY(s.read("platform", o.platform));
+  CRUCIBLE_TRY(s.read("chat_template", o.chat_template));
+  CRUCIBLE_TRY(s.read("system_prompt", o.system_prompt));
   CRUCIBLE_TRY(s.read("exemplars", o.exemplars));
   CRUCIBLE_TRY(s.read("exemplar_temperature", o.exemplar_temperature));
   CRUCIBLE_TRY(s.read("exemplar_deadline_ms", o.exemplar_deadline));

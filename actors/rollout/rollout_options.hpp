@@ -30,6 +30,12 @@ struct rollout_options {
   // ---- prompt
   std::string prompt_template;       // template file; default "" = configs/prompts/contrastive.md, built in
   std::string platform = "CUDA";     // {{platform}} in the template; default "CUDA"
+  // An instruct model's chat template (the model folder's
+  // tokenizer_config.json chat_template) wraps the prompt as the user's
+  // message, as transformers' apply_chat_template does; false, or a model
+  // without one, sends the prompt as plain text. Default true.
+  bool chat_template = true;
+  std::string system_prompt;         // with a chat template: a system message first; default "" (none)
   std::uint32_t exemplars = 2;       // N previous codes from distinct buckets; default 2 (the paper)
   double exemplar_temperature = 0;   // tau of the bucket sampler; default 0 = the store's own
   std::chrono::milliseconds exemplar_deadline{10000};  // then the prompt goes without exemplars; default 10000
