@@ -173,6 +173,16 @@ class attempt {
   // timed out at the 60 s load limit on the H200.
   double build_allowance() const { return compiled_.needed ? p_.compile_timeout_s : 0.0; }
 
+  // Seconds more for a request holding one of the candidate's first
+  // warmup_calls calls, which may do once what later calls reuse (cuDNN's
+  // autotuning, TorchScript's optimizing run, torch.compile, a graph's
+  // capture): the time a candidate may take to load. On the H200 such first
+  // calls of CUDA-L1 A100 L2-62, L2-74, L2-75 and L2-85 ran past the 3 s
+  // floor of call_deadline_s.
+  double warmup_allowance(std::uint32_t calls_done) const {
+    return calls_done < warmup_calls ? p_.candidate_load_timeout_s : 0.0;
+  }
+
   double call_deadline_s(std::size_t calls) const {
     return p_.min_deadline_s + static_cast<double>(calls) * ref_est_ * (1 + p_.executability_factor);
   }
@@ -276,7 +286,8 @@ class attempt {
       const std::uint32_t n = done == 0 ? 1u : std::min(p_.correctness_batch, p_.correctness_trials - done);
       std::vector<std::uint64_t> seeds;
       for (std::uint32_t i = 0; i < n; ++i) seeds.push_back(trial_seeds.next());
-      auto reply = session_->correctness(seeds, tolerances, after(call_deadline_s(n) + (done == 0 ? build_allowance() : 0)));
+      auto reply = session_->correctness(
+          seeds, tolerances, after(call_deadline_s(n) + (done == 0 ? build_allowance() : 0) + warmup_allowance(done)));
       if (!reply) return channel_failure(reply.error(), "checking correctness");
       take_candidate_info(reply->info);  // builds on a first forward are counted here
       if (!reply->ok) return candidate_failure(*reply, "checking correctness");

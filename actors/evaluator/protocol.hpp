@@ -62,7 +62,9 @@ struct protocol_options {
   // import included). Default 120 s.
   double load_timeout_s = 120;
   // Deadline for loading and constructing the candidate (compiled
-  // extensions are already built). Default 60 s.
+  // extensions are already built), and the time added to the deadline of
+  // a request holding one of its first two calls (autotuning, JIT, graph
+  // capture: evaluate.cpp's warmup_allowance). Default 60 s.
   double candidate_load_timeout_s = 60;
   // Deadline for compiling a load_inline candidate. Default 600 s.
   double compile_timeout_s = 600;
