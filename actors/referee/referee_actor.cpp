@@ -1,9 +1,12 @@
 #include "actors/referee/referee_actor.hpp"
 #include "actors/referee/referee_metrics.hpp"
 
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/referee/referee_wire.hpp"
@@ -35,10 +38,40 @@ using peer_atom = caf::atom_constant<caf::atom("peer")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 constexpr auto tick_interval = std::chrono::milliseconds(100);
 
+// Inputs the core could not record (its ledger refused a write: a full
+// disk), held and given again each tick, in arrival order; the settle jobs
+// stay unanswered and the results unacknowledged until they are recorded.
+struct held_inputs {
+  std::map<std::string, bytes> settles;  // candidate id -> its settle job's payload
+  std::vector<job_outcome> results;
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
+  std::chrono::steady_clock::time_point last_logged;
+
+  bool empty() const { return settles.empty() && results.empty(); }
+  std::string text() const {
+    return fmt::format("{} settle job(s) and {} result(s) wait", settles.size(), results.size());
+  }
+  // Logs a failed write at once, then once a minute while writes keep failing.
+  void failed(const status& s, const std::string& what) {
+    const auto now = std::chrono::steady_clock::now();
+    if (failing_since && now - last_logged < std::chrono::minutes(1)) return;
+    if (!failing_since) failing_since = now;
+    last_logged = now;
+    spdlog::error("referee: {}: {}; {} until its ledger writes again", what, s.error().text(), text());
+  }
+  void recovered() {
+    if (!failing_since || !empty()) return;
+    spdlog::info("referee: its ledger writes again after {:.0f} s",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - *failing_since).count());
+    failing_since.reset();
+  }
+};
+
 struct referee_state {
   std::shared_ptr<referee_core> core;
   node::hub_client client;
   std::map<std::string, std::vector<node::job_handler::done_fn>> waiting;  // candidate id -> settle jobs
+  held_inputs held;
   std::uint64_t ticks = 0;
   static inline const char* name = "referee";
 };
@@ -72,8 +105,27 @@ void drain(referee_actor_t* self) {
   }
 }
 
-void report(const status& s, const char* what) {
-  if (!s) spdlog::error("referee: {}: {}", what, s.error().text());
+void report(referee_actor_t* self, const status& s, const std::string& what) {
+  if (!s) self->state.held.failed(s, what);
+}
+
+// Records a result, or holds it when the ledger refuses the write.
+void take_result(referee_actor_t* self, job_outcome r) {
+  auto s = self->state.core->on_result(r, messages::now_ns());
+  if (s) return;
+  if (s.error().code != errc::invalid_argument) self->state.held.results.push_back(r);
+  report(self, s, "recording the result of " + r.id);
+}
+
+// Gives the held inputs to the core again; those it records leave the hold.
+void retry_held(referee_actor_t* self) {
+  auto& held = self->state.held;
+  for (auto it = held.settles.begin(); it != held.settles.end();) {
+    auto s = self->state.core->on_settle(it->second, messages::now_ns());
+    it = s ? held.settles.erase(it) : std::next(it);
+  }
+  auto results = std::exchange(held.results, {});
+  for (auto& r : results) take_result(self, std::move(r));
 }
 
 caf::behavior referee_fn(referee_actor_t* self, std::shared_ptr<referee_core> core, node::hub_client client) {
@@ -93,22 +145,31 @@ caf::behavior referee_fn(referee_actor_t* self, std::shared_ptr<referee_core> co
         }
         if (c) self->state.waiting[cid].push_back(req.done);
         if (auto s = self->state.core->on_settle(req.payload, messages::now_ns()); !s) {
-          spdlog::warn("referee: settle job {} refused: {}", req.job_id, s.error().text());
-          self->state.waiting.erase(cid);
-          req.done(msg::JobStatus::Failed, {}, s.error().message);
+          if (s.error().code == errc::invalid_argument) {
+            spdlog::warn("referee: settle job {} refused: {}", req.job_id, s.error().text());
+            self->state.waiting.erase(cid);
+            req.done(msg::JobStatus::Failed, {}, s.error().message);
+          } else {  // not written: the job waits for its ledger
+            self->state.held.settles.emplace(cid, req.payload);
+            report(self, s, "cannot record the candidate of settle job " + req.job_id);
+            spdlog::warn("referee: settle job {} waits until its ledger can record it", req.job_id);
+          }
         }
         drain(self);
       },
       [=](result_atom, job_outcome& r) {
-        report(self->state.core->on_result(r, messages::now_ns()), ("recording the result of " + r.id).c_str());
+        take_result(self, std::move(r));
         drain(self);
       },
       [=](peer_atom, bytes& event) {
-        report(self->state.core->on_peer_event(event, messages::now_ns()), "a PeerEvent");
+        report(self, self->state.core->on_peer_event(event, messages::now_ns()), "a PeerEvent");
         drain(self);
       },
       [=](tick_atom) {
-        report(self->state.core->on_tick(messages::now_ns()), "a tick");
+        retry_held(self);
+        auto ticked = self->state.core->on_tick(messages::now_ns());
+        report(self, ticked, "a tick");
+        if (ticked) self->state.held.recovered();
         drain(self);
         if (++self->state.ticks % 100 == 0 && self->state.core->active() > 0)
           spdlog::info("{}", self->state.core->describe());  // every 10 s while candidates are in flight

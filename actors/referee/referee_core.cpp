@@ -92,7 +92,7 @@ status referee_core::on_settle(const bytes& candidate, std::int64_t now) {
     }
     auto [it, _] = active_.insert_or_assign(id, std::move(r));
     emit_outstanding(it->second);
-    return advance(it->second, now);
+    return recorded(id, advance(it->second, now));
   }
   candidate_record r;
   r.id = id;
@@ -102,13 +102,27 @@ status referee_core::on_settle(const bytes& candidate, std::int64_t now) {
   auto [it, _] = active_.emplace(id, std::move(r));
   auto& rec = it->second;
   if (str(c->code()).empty()) {
-    auto s = settle(rec, m::SettlementStatus::NoCode, 0, "no code to measure", now);
+    auto s = recorded(id, settle(rec, m::SettlementStatus::NoCode, 0, "no code to measure", now));
     sweep();
     return s;
   }
-  CRUCIBLE_TRY(store(rec));
+  CRUCIBLE_TRY(recorded(id, store(rec)));
   out_.jobs.push_back({"measure/" + id, "measure", candidate, {}});
   return {};
+}
+
+status referee_core::recorded(const std::string& id, status s) {
+  if (s) return s;
+  auto it = active_.find(id);
+  if (it == active_.end()) return s;
+  auto on_disk = ledger_.get(id);
+  if (!on_disk) {
+    spdlog::error("referee: {} is ahead of its ledger, which cannot be read back: {}", id, on_disk.error().text());
+    return s;
+  }
+  if (*on_disk) it->second = std::move(**on_disk);
+  else active_.erase(it);
+  return s;
 }
 
 status referee_core::on_result(const job_outcome& res, std::int64_t now) {
@@ -139,7 +153,7 @@ status referee_core::on_result(const job_outcome& res, std::int64_t now) {
     auto* meas = res.ok ? payload_of<m::Measurement>(res.payload) : nullptr;
     if (!meas || str(meas->candidate_id()) != cid) {
       std::string why = res.ok ? "the measure job's result is not a Measurement of this candidate" : res.error;
-      CRUCIBLE_TRY(settle(r, m::SettlementStatus::Failure, 0, "measure job failed: " + why, now));
+      CRUCIBLE_TRY(recorded(cid, settle(r, m::SettlementStatus::Failure, 0, "measure job failed: " + why, now)));
     } else {
       r.measurement = res.payload;
       r.at = stage::measured;
@@ -168,9 +182,9 @@ status referee_core::on_result(const job_outcome& res, std::int64_t now) {
     r.inserted = true;
     changed = true;
   }
-  if (changed) CRUCIBLE_TRY(store(r));
+  if (changed) CRUCIBLE_TRY(recorded(cid, store(r)));
   out_.acks.push_back(res.id);
-  auto s = advance(r, now);
+  auto s = recorded(cid, advance(r, now));
   sweep();
   return s;
 }
@@ -199,14 +213,21 @@ status referee_core::on_tick(std::int64_t now) {
   status first;
   for (auto& id : ids)
     if (auto it = active_.find(id); it != active_.end())
-      if (auto s = advance(it->second, now); !s && first) first = s;
+      if (auto s = recorded(id, advance(it->second, now)); !s && first) first = s;
   sweep();
   return first;
 }
 
 void referee_core::sweep() {
-  for (auto it = active_.begin(); it != active_.end();)
-    it = finished(it->second) ? active_.erase(it) : std::next(it);
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (!finished(it->second)) {
+      ++it;
+      continue;
+    }
+    publications_sent_.erase(it->first);
+    inserts_sent_.erase(it->first);
+    it = active_.erase(it);
+  }
 }
 
 std::string referee_core::second_evaluator(const std::string& model, const std::string& except) const {
@@ -376,7 +397,9 @@ status referee_core::settle(candidate_record& r, m::SettlementStatus st, double 
 
 status referee_core::after_settled(candidate_record& r) {
   if (!r.published) {
-    out_.publish.push_back(r.settlement);
+    // Once per incarnation: a store that fails puts `published` back, and
+    // the next tick stores it again without publishing again.
+    if (publications_sent_.insert(r.id).second) out_.publish.push_back(r.settlement);
     r.published = true;
     CRUCIBLE_TRY(store(r));
   }

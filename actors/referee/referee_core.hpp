@@ -7,8 +7,12 @@
 // Every change is written to the candidate ledger before anything that
 // depends on it leaves the core: a result is acknowledged (acks) only once
 // recorded, a settlement is replied or published only once stored.
-// Errors from the ledger come back as status; the caller logs them and the
-// input is retried by the bus (its result is not acknowledged).
+// Errors from the ledger come back as status, and the candidate's record in
+// memory goes back to what its ledger holds (as if the input had not come),
+// so memory is never ahead of the disk: the caller logs the error and gives
+// the same input again later (the referee actor holds it and retries each
+// tick; a full disk: docs/operations.md "Full disks"). A result whose
+// recording failed is not acknowledged.
 #pragma once
 
 #include <cstdint>
@@ -96,8 +100,12 @@ class referee_core {
   void submit_detect(const candidate_record& r, const detector_slot& d);
   std::string second_evaluator(const std::string& model, const std::string& except) const;
   status store(candidate_record& r);
+  // s, after putting the record of id back to what the ledger holds when s
+  // is an error (none: it leaves memory too). Called where r is no longer used.
+  status recorded(const std::string& id, status s);
   void sweep();
-  std::set<std::string> inserts_sent_;  // exemplar.insert jobs submitted by this incarnation
+  std::set<std::string> inserts_sent_;       // exemplar.insert jobs submitted by this incarnation (active ids)
+  std::set<std::string> publications_sent_;  // Settlement events published by this incarnation (active ids)
 
   referee_options options_;
   candidate_ledger ledger_;

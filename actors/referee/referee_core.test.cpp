@@ -426,3 +426,70 @@ TEST_CASE("fault injection: a scaled verify measurement voids a candidate whose 
   CHECK(s->status() == m::SettlementStatus::Void);
   CHECK(str(s->reason()).find("fault injection") != std::string_view::npos);
 }
+
+// A ledger that refuses writes (a full disk: memory_store's fault injection
+// fails them with errc::io, as rocksdb_store does with ENOSPC).
+TEST_CASE("a settle job whose candidate cannot be written leaves nothing behind and is taken when given again") {
+  rig r;
+  r.kv->fail_next_writes(1);
+  auto refused = r.core->on_settle(candidate_envelope("a", "t", "class ModelNew: pass", "client"), 0);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == errc::io);
+  r.take();
+  CHECK(r.out.jobs.empty());
+  CHECK(r.core->active() == 0);
+  r.kv->fail_next_writes(1);
+  CHECK_FALSE(r.core->on_settle(candidate_envelope("none", "t", "", "client"), 0).ok());  // NoCode settles at once
+  r.take();
+  CHECK(r.out.replies.empty());
+  CHECK(r.out.publish.empty());
+  r.settle("a", 1);
+  CHECK(r.has_job("measure/a"));
+  r.settle("none", 1, "");
+  CHECK(r.settlement("none")->status() == m::SettlementStatus::NoCode);
+}
+
+TEST_CASE("a result that cannot be recorded is not acknowledged, nothing follows from it, and given again it settles once") {
+  rig r;
+  r.two_evaluators(0);
+  r.settle("a", 0);
+  r.kv->fail_next_writes(1);
+  CHECK_FALSE(r.core->on_result({"measure/a", false, {}, "worker died", "ev1"}, 10 * ms).ok());
+  r.take();
+  r.tick(20 * ms);  // memory went back to the ledger: no settlement to publish or reply
+  CHECK(r.out.acks.empty());
+  CHECK(r.out.publish.empty());
+  CHECK(r.out.replies.empty());
+  r.result("measure/a", {}, "ev1", 30 * ms, false);
+  auto* s = r.settlement("a");
+  CHECK(s->status() == m::SettlementStatus::Failure);
+  CHECK(s->settled_ns() == 30 * ms);
+  CHECK(r.out.acks == std::vector<std::string>{"measure/a"});
+  CHECK(r.out.publish.size() == 1);
+}
+
+TEST_CASE("a settlement whose publication cannot be recorded is published once while the ledger refuses") {
+  rig r;
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 1.5, "ev1"), "ev1", 10 * ms);
+  REQUIRE(r.out.publish.size() == 1);
+  // A restarted referee finds it unpublished (as a crash before the store would leave it).
+  candidate_ledger ledger(r.kv);
+  auto rec = *ledger.get("a");
+  rec->published = false;
+  REQUIRE(ledger.put(*rec).ok());
+  r.clear();
+  r.kv->fail_next_writes(1000);
+  r.start();
+  CHECK_FALSE(r.core->recover(20 * ms).ok());
+  r.take();
+  for (int i = 0; i < 5; ++i) {
+    CHECK_FALSE(r.core->on_tick((30 + i) * ms).ok());
+    r.take();
+  }
+  CHECK(r.out.publish.size() == 1);
+  r.kv->fail_next_writes(0);
+  r.tick(40 * ms);
+  CHECK(r.out.publish.size() == 1);
+  CHECK((*ledger.get("a"))->published);
+}

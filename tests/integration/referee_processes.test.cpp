@@ -19,6 +19,7 @@
 #include "runtime/node/job_runner.hpp"
 #include "runtime/node/worker_actor.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/test_worker.hpp"
 
 using namespace crucible;
 using namespace crucible::testing;
@@ -181,16 +182,9 @@ TEST_CASE("an injected disagreement: a lying second evaluator voids the candidat
   caf::actor_system_config cfg;
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
-  bus::peer_options liar;
-  liar.name = "liar";
-  liar.role = msg::Role::Evaluator;
-  liar.job_kinds = {"verify:cpu"};
-  liar.heartbeat = 100ms;
-  liar.dead_after = 1500ms;
-  auto t = bus::connect_peer_transport(c.address, "liar");
-  REQUIRE(t.ok());
-  auto worker = node::spawn_worker(sys, liar, std::make_shared<lying_evaluator>(),
-                                   std::shared_ptr<bus::transport>(std::move(*t)));
+  auto worker = spawn_test_worker(sys, c.address, "liar", msg::Role::Evaluator, {"verify:cpu"},
+                                  std::make_shared<lying_evaluator>());
+  REQUIRE(worker.ok());
   REQUIRE(wait_for_text(c.dir + "/hub.log", "registered Evaluator 'liar'", 10s));
   auto got = settle(c, {settle_job("cpu/gelu_tanh", "faster")}, "client", 240s);
   auto* s = settlement_of(got["cpu/gelu_tanh/faster"]);
@@ -200,7 +194,7 @@ TEST_CASE("an injected disagreement: a lying second evaluator voids the candidat
   CHECK(s->reward() == 0.0);
   CHECK_FALSE(s->verified());
   CHECK(str(s->reason()).find("on liar") != std::string_view::npos);
-  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(*worker, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("exactly-once settlement when the hub and its referee are killed with kill -9 mid-run") {

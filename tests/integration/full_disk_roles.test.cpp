@@ -1,0 +1,160 @@
+// Full disks, the roles that settle candidates (issue 20 item 5): the
+// referee's ledger and the exemplar store each on a small file system of the
+// test's own (tests/support/small_fs.hpp), filled while the role runs, with
+// a hub on the ordinary disk and an evaluator in this process that answers
+// when the test says. The role names the path and the error, holds the jobs
+// and results it cannot record (none is answered Failed, none acknowledged),
+// and records them once space returns, with no restart.
+#include <doctest/doctest.h>
+
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/referee/referee_wire.hpp"
+#include "runtime/node/caf_types.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/small_fs.hpp"
+#include "tests/support/test_worker.hpp"
+
+using namespace crucible;
+using namespace crucible::testing;
+using namespace std::chrono_literals;
+using messages::str;
+
+namespace {
+
+constexpr const char* no_space = "No space left on device";
+
+// An evaluator that measures every candidate as incorrect (so it settles as
+// a Failure with no verification), at once, or, for ids starting "held",
+// when release() is called.
+class held_evaluator final : public node::job_handler {
+ public:
+  void run(const bus::worker_session::job_request& job, done_fn done) override {
+    auto* c = referee::payload_of<msg::Candidate>(job.payload);
+    if (!c) return done(msg::JobStatus::Failed, {}, "not a candidate");
+    std::string id(str(c->candidate_id()));
+    auto m = referee::simple_measurement(id, std::string(str(c->task_id())), msg::EvalStatus::Incorrect, 0,
+                                         "held-evaluator", "cpu");
+    std::lock_guard lock(mu_);
+    ++measured_[id];
+    if (id.rfind("held", 0) != 0) return done(msg::JobStatus::Ok, std::move(m), {});
+    held_.emplace_back(std::move(done), std::move(m));
+    seen_.notify_all();
+  }
+  bool wait_held(std::size_t n, std::chrono::seconds timeout) {
+    std::unique_lock lock(mu_);
+    return seen_.wait_for(lock, timeout, [&] { return held_.size() >= n; });
+  }
+  void release() {
+    std::lock_guard lock(mu_);
+    for (auto& [done, m] : held_) done(msg::JobStatus::Ok, std::move(m), {});
+    held_.clear();
+  }
+  int measured(const std::string& id) {
+    std::lock_guard lock(mu_);
+    return measured_[id];
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable seen_;
+  std::vector<std::pair<done_fn, bus::bytes>> held_;  // GUARDED_BY(mu_)
+  std::map<std::string, int> measured_;              // GUARDED_BY(mu_)
+};
+
+// A hub (no referee of its own) on the ordinary disk, with fast liveness.
+struct cluster {
+  std::string dir = temp_dir("full-disk-roles");
+  std::string config = dir + "/fast.toml";
+  int port = pick_port();
+  std::string address = "tcp://127.0.0.1:" + std::to_string(port);
+  std::unique_ptr<child> hub;
+
+  cluster() {
+    std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\nrecovery_grace_ms = 800\n"
+                             "redispatch_after_ms = 1500\n"
+                             "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n"
+                             "[referee]\nenabled = false\n";
+    hub = std::make_unique<child>(crucible_binary(),
+                                  std::vector<std::string>{"hub", "--config", config, "--bind", address, "--ledger",
+                                                           dir + "/hub-ledger"},
+                                  dir + "/hub.log");
+    REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  }
+  std::unique_ptr<child> role(const std::string& name, std::vector<std::string> args) {
+    args.insert(args.end(), {"--config", config, "--connect", address, "--name", name});
+    auto c = std::make_unique<child>(crucible_binary(), args, dir + "/" + name + ".log");
+    REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "'" + name + "'", 20s), read_file(dir + "/" + name + ".log"));
+    return c;
+  }
+  // `crucible settle` of candidate id with this code; its JSON line in id.out.
+  std::unique_ptr<child> settle(const std::string& id, const std::string& code) {
+    std::ofstream(dir + "/" + id + ".py") << code;
+    return std::make_unique<child>(crucible_binary(),
+                                   std::vector<std::string>{"settle", "--connect", address, "--task", "cpu/t",
+                                                            "--candidate", dir + "/" + id + ".py", "--id", id,
+                                                            "--name", "settle-" + id, "--timeout-s", "90"},
+                                   dir + "/" + id + ".out");
+  }
+  nlohmann::json settlement(const std::string& id) {
+    auto out = read_file(dir + "/" + id + ".out");
+    auto brace = out.rfind("{\"");
+    REQUIRE_MESSAGE(brace != std::string::npos, "no settlement in: " << out);
+    return nlohmann::json::parse(out.substr(brace));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a referee whose ledger disk fills holds settle jobs and results naming the path, and settles them when space returns") {
+  auto fs = small_fs::make("referee-ledger", 32u << 20);  // first: this process has no thread yet
+  REQUIRE_MESSAGE(fs, "no small file system of the test's own: " << small_fs::why());
+  const std::string ledger = fs->path() + "/referee";
+  cluster c;
+  auto referee = c.role("ref", {"referee", "--ledger", ledger});
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto evaluator = std::make_shared<held_evaluator>();
+  auto worker = spawn_test_worker(sys, c.address, "ev", msg::Role::Evaluator, {"measure"}, evaluator);
+  REQUIRE(worker.ok());
+  REQUIRE(wait_for_text(c.dir + "/hub.log", "registered Evaluator 'ev'", 10s));
+
+  const std::string code = "class ModelNew: pass\n";
+  auto before = c.settle("before", code);
+  REQUIRE(before->wait(60s) == 0);
+  auto held = c.settle("held", code);  // measured once the disk is full
+  REQUIRE(evaluator->wait_held(1, 30s));
+
+  fs->fill();
+  evaluator->release();
+  REQUIRE_MESSAGE(wait_for_text(referee->log_path(), "referee: recording the result of measure/held: ", 20s),
+                  referee->log());
+  CHECK(count_text(referee->log_path(), std::string("rocksdb ") + ledger + ": write: IO error: " + no_space) >= 1);
+  auto fresh = c.settle("fresh", code);
+  auto nocode = c.settle("nocode", "");
+  CHECK(wait_for_text(referee->log_path(), "settle job settle/fresh waits until its ledger can record it", 20s));
+  CHECK(wait_for_text(referee->log_path(), "settle job settle/nocode waits until its ledger can record it", 20s));
+  CHECK(held->running());  // nothing answered Failed
+  CHECK(fresh->running());
+  CHECK(nocode->running());
+  CHECK(evaluator->measured("fresh") == 0);  // nothing dispatched that is not recorded
+
+  fs->release();
+  REQUIRE(held->wait(60s) == 0);
+  REQUIRE(fresh->wait(60s) == 0);
+  REQUIRE(nocode->wait(60s) == 0);
+  CHECK(c.settlement("before")["status"] == "Failure");
+  CHECK(c.settlement("held")["status"] == "Failure");
+  CHECK(c.settlement("fresh")["status"] == "Failure");
+  CHECK(c.settlement("nocode")["status"] == "NoCode");
+  CHECK(evaluator->measured("held") == 1);
+  CHECK(count_text(referee->log_path(), "referee settled held:") == 1);
+  CHECK(wait_for_text(referee->log_path(), "its ledger writes again", 10s));
+  CHECK(referee->running());
+  caf::anon_send_exit(*worker, caf::exit_reason::user_shutdown);
+}
