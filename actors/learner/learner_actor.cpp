@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <random>
 
+#include "actors/learner/learner_metrics.hpp"
+#include "actors/learner/learner_wire.hpp"
 #include "actors/learner/sft_data.hpp"
 #include "actors/learner/trainer.hpp"
 #include "actors/learner/weight_publisher.hpp"
@@ -23,6 +25,7 @@ struct engine {
   std::unique_ptr<weight_publisher> publisher;  // holds the latest version's safetensors bytes
   publication latest;
   publish_hook on_publish;
+  std::unique_ptr<learner_metrics> metrics;  // null: metrics off
 };
 
 policy::model_placement placement_of(const learner_options& o) {
@@ -40,8 +43,9 @@ status publish(engine& e) {
   auto p = e.publisher->publish(e.train->model(), e.train->version());
   if (!p) return p.error();
   e.latest = std::move(*p);
-  spdlog::info("learner: published {} in {:.3f} s", e.latest.text(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  spdlog::info("learner: published {} in {:.3f} s", e.latest.text(), seconds);
+  if (e.metrics) e.metrics->record_publication(e.latest.version, seconds);
   if (e.on_publish)
     e.on_publish(e.latest, e.latest.chunks > 0 ? e.publisher->bytes() : std::span<const std::uint8_t>());
   return status::success();
@@ -66,12 +70,14 @@ status after_version(engine& e, const step_report& report) {
   return publish(e);
 }
 
-result<std::unique_ptr<engine>> open_engine(const learner_options& options, publish_hook on_publish = {}) {
+result<std::unique_ptr<engine>> open_engine(const learner_options& options, publish_hook on_publish = {},
+                                            metrics::registry_ptr metrics = {}) {
   if (options.policy.empty()) return make_error(errc::invalid_argument, "[learner] policy: no policy folder given");
   auto e = std::make_unique<engine>();
   e->options = options;
   e->publisher = std::make_unique<weight_publisher>(publisher_options(options));
   e->on_publish = std::move(on_publish);
+  if (metrics) e->metrics = std::make_unique<learner_metrics>(std::move(metrics));
   const auto placement = placement_of(options);
   const bool resume = !options.checkpoint_dir.empty() && latest_checkpoint_weights(options.checkpoint_dir).ok();
   auto model = policy::load_causal_lm(options.policy, placement);
@@ -118,13 +124,14 @@ void train_pending(learner_pointer self) {
     auto report = e.options.objective == stage::reinforce ? e.train->train_reinforce(batch) : e.train->train_grpo(batch);
     learner_reply reply;
     if (report) e.train->gate().trained(batch.size());
+    if (report && e.metrics) e.metrics->record_step(*report, batch.size());
     if (!report) {
       reply.text = report.error().text();
     } else if (auto s = after_version(e, *report); !s) {
       reply.text = s.error().text();
     } else {
       reply.ok = true;
-      reply.text = "trained in version " + std::to_string(e.train->version());
+      reply.text = trained_text(e.train->version());
     }
     if (!reply.ok) spdlog::error("learner: {}", reply.text);
     for (auto& p : promises) p.deliver(reply);
@@ -190,9 +197,9 @@ result<publication> run_sft(const learner_options& options, std::uint64_t epochs
 }
 
 result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learner_options& options,
-                                          publish_hook on_publish) {
+                                          publish_hook on_publish, metrics::registry_ptr metrics) {
   try {
-    auto e = open_engine(options, std::move(on_publish));
+    auto e = open_engine(options, std::move(on_publish), std::move(metrics));
     if (!e) return e.error();
     return system.spawn<caf::detached>(learner_behavior, std::shared_ptr<engine>(std::move(*e)));
   } catch (const c10::Error& err) {

@@ -28,6 +28,7 @@
 #include "actors/learner/publication.hpp"
 #include "actors/learner/rollout_batch.hpp"
 #include "runtime/base/result.hpp"
+#include "runtime/metrics/registry.hpp"
 
 namespace crucible::learner {
 
@@ -57,9 +58,11 @@ using publish_hook = std::function<void(const publication& p, std::span<const st
 
 // Loads options.policy (and the reference), resumes from
 // options.checkpoint_dir when it holds a checkpoint, publishes the current
-// version and spawns the actor. Errors of loading, resuming or publishing.
+// version and spawns the actor. With `metrics`, the actor records its steps
+// and publications there (learner_metrics.hpp). Errors of loading, resuming
+// or publishing.
 result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learner_options& options,
-                                          publish_hook on_publish = {});
+                                          publish_hook on_publish = {}, metrics::registry_ptr metrics = {});
 
 // Stage 1 without the bus: trains options.policy on options.sft_data
 // (sft_data.hpp) for `epochs` passes in batches of groups_per_batch, a line

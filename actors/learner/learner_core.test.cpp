@@ -198,6 +198,14 @@ std::vector<std::uint8_t> fuzz_regression(const std::string& name) {
   return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
+TEST_CASE("the learner's answer to a trained group reads back as its version, and no other text does") {
+  CHECK(trained_text(7) == "trained in version 7");
+  CHECK(trained_version(trained_text(7)) == 7u);
+  CHECK(trained_version(trained_text(0)) == 0u);
+  for (const char* other : {"", "hi", "trained in version ", "trained in version 3 of 4", "trained in version -1"})
+    CHECK_FALSE(trained_version(other));
+}
+
 TEST_CASE("a RolloutGroup whose per-token versions sit off their 8-byte boundary is refused as corrupt, not read") {
   // Found by fuzz/envelope.fuzz.cpp: the FlatBuffers verifier checks only a
   // vector's length for alignment, and reading the uint64s was undefined.

@@ -131,7 +131,7 @@ struct learner_args {
 
 result<roles::service> spawn_learner_service(caf::actor_system& sys, const learner_options& options,
                                              const std::string& connect, bus::peer_options peer,
-                                             const std::string& name) {
+                                             const std::string& name, metrics::registry_ptr metrics) {
   peer.name = name + "-events";
   peer.node = logging::host_name();
   peer.role = msg::Role::Learner;
@@ -140,7 +140,8 @@ result<roles::service> spawn_learner_service(caf::actor_system& sys, const learn
   node::client_actor_options co;
   co.peer = peer;
   auto client = node::spawn_client(sys, co, std::shared_ptr<bus::transport>(std::move(*transport)));
-  auto actor = spawn_learner_actor(sys, options, announce_on(client, name, options.publish_chunk_bytes));
+  auto actor =
+      spawn_learner_actor(sys, options, announce_on(client, name, options.publish_chunk_bytes), std::move(metrics));
   if (!actor) {
     caf::anon_send_exit(client.actor(), caf::exit_reason::user_shutdown);
     return actor.error();
@@ -183,8 +184,8 @@ cli::command add_learner_role(CLI::App& app) {
             if (!a->common.keys.empty()) peer.keys = a->common.keys;
             return roles::serve("learner", msg::Role::Learner, slots, a->common,
                                 [options, connect, peer](caf::actor_system& sys, const std::string& name,
-                                                         const metrics::registry_ptr&) {
-                                  return spawn_learner_service(sys, options, connect, peer, name);
+                                                         const metrics::registry_ptr& metrics) {
+                                  return spawn_learner_service(sys, options, connect, peer, name, metrics);
                                 });
           }};
 }

@@ -28,10 +28,11 @@ namespace crucible::learner {
 // The learner actor behind its job handler, with its events client joined
 // to the hub at `connect` as NAME-events (peer gives the [bus] settings).
 // `crucible learner` serves it; `crucible run` hosts it in its process.
+// metrics: where the learner's families go (learner_metrics.hpp; null: off).
 // Errors: loading the policy or resuming, connecting the events client.
 result<roles::service> spawn_learner_service(caf::actor_system& sys, const learner_options& options,
                                              const std::string& connect, bus::peer_options peer,
-                                             const std::string& name);
+                                             const std::string& name, metrics::registry_ptr metrics = {});
 
 cli::command add_learner_role(CLI::App& app);
 

@@ -1,5 +1,7 @@
 #include "actors/learner/learner_wire.hpp"
 
+#include <charconv>
+
 namespace crucible::learner {
 
 namespace {
@@ -54,6 +56,21 @@ flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilde
   }
   return msg::CreateRolloutGroup(fbb, fbb.CreateString(group.group_id), fbb.CreateString(group.task_id),
                                  fbb.CreateString(rollout), group.policy_version, fbb.CreateVector(samples));
+}
+
+namespace {
+constexpr std::string_view trained_prefix = "trained in version ";
+}  // namespace
+
+std::string trained_text(std::uint64_t version) { return std::string(trained_prefix) + std::to_string(version); }
+
+std::optional<std::uint64_t> trained_version(std::string_view text) {
+  if (text.substr(0, trained_prefix.size()) != trained_prefix) return std::nullopt;
+  text.remove_prefix(trained_prefix.size());
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace crucible::learner

@@ -5,6 +5,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "actors/learner/rollout_batch.hpp"
@@ -23,5 +25,12 @@ result<rollout_group> group_from(const msg::RolloutGroup& wire);
 // Encodes `group` as sent by the rollout called `rollout`.
 flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilder& fbb, const rollout_group& group,
                                                    std::string_view rollout);
+
+// The learner's answer to a learner.group job once the group's batch is
+// trained: "trained in version N", N the version the step made (the batch
+// was trained at N - 1). trained_version reads N back (the rollout's
+// staleness metric); nothing for any other text.
+std::string trained_text(std::uint64_t version);
+std::optional<std::uint64_t> trained_version(std::string_view text);
 
 }  // namespace crucible::learner

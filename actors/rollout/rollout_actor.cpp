@@ -10,9 +10,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/learner/learner_wire.hpp"
 #include "actors/learner/publication.hpp"
 #include "actors/policy/chat_template.hpp"
 #include "actors/rollout/extract.hpp"
+#include "actors/rollout/rollout_metrics.hpp"
 #include "actors/rollout/rollout_wire.hpp"
 #include "actors/rollout/task_schedule.hpp"
 #include "actors/rollout/weights_folder.hpp"
@@ -69,6 +71,7 @@ struct rollout_state {
   std::optional<group_run> group;
   struct at_learner_group {
     std::uint64_t number;
+    std::uint64_t version;             // the group was sampled with
     std::vector<std::string> job_ids;  // to acknowledge once the learner has it
   };
   std::map<std::string, at_learner_group> at_learner;  // by learner job id
@@ -83,6 +86,7 @@ struct rollout_state {
   bool waiting_logged = false;
   std::uint32_t generation_failures = 0;  // in a row; the rollout stops at max_generation_failures
   rollout_counters n;
+  std::unique_ptr<rollout_metrics> metrics;  // null: metrics off
   static inline const char* name = "rollout";
 };
 
@@ -211,6 +215,7 @@ void switch_weights(rollout_actor_t* self) {
   spdlog::info("rollout {}: switched from version {} to {} ({})", st.self_name, st.version, version, dir.string());
   st.version = version;
   ++st.n.weight_switches;
+  if (st.metrics) st.metrics->record_version(version);
 }
 
 void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars);
@@ -317,6 +322,7 @@ void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars)
   prompt_fields f{g.task->id, task_description(g.task->code), g.task->code, o.platform, std::move(exemplars)};
   auto ids = policy::encode_prompt(st.policy->tok(), st.chat.chat ? &*st.chat.chat : nullptr, o.system_prompt,
                                    st.prompt->render(f));
+  const auto started = std::chrono::steady_clock::now();
   auto gens = ids ? st.policy->generate(std::vector<std::vector<std::int32_t>>(o.group_size, *ids),
                                         generation_of(o, st.chat, g.number))
                   : result<std::vector<policy::generation>>(ids.error());
@@ -336,6 +342,12 @@ void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars)
     return;
   }
   st.generation_failures = 0;
+  if (st.metrics) {
+    std::uint64_t tokens = 0;
+    for (const auto& gen : *gens) tokens += gen.ids.size();
+    st.metrics->record_generation(gens->size(), tokens,
+                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   g.at = group_run::phase::settling;
   g.samples.resize(gens->size());
   g.settled.assign(gens->size(), false);
@@ -370,6 +382,7 @@ void finish_group(rollout_actor_t* self) {
     else ++st.n.unsettled;
   }
   st.next_group = g.number + 1;
+  if (st.metrics) st.metrics->record_group(!done.empty());
   if (done.empty()) {
     spdlog::warn("rollout {}: group {} has no settled sample by its deadline: not sent", st.self_name, g.id);
     acknowledge(st, g.job_ids);
@@ -379,7 +392,7 @@ void finish_group(rollout_actor_t* self) {
     st.n.samples_sent += done.size();
     ++st.n.groups_sent;
     auto payload = group_envelope(g.id, g.task->id, st.self_name, st.version, done, st.self_name);
-    st.at_learner[job] = {g.number, std::move(g.job_ids)};
+    st.at_learner[job] = {g.number, st.version, std::move(g.job_ids)};
     submit(self, job, st.options.learner_job_kind, std::move(payload), learned_atom::value);
   }
   drop_early_through(st, g.number);
@@ -504,6 +517,9 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
         auto it = st.at_learner.find(r.id);
         if (it == st.at_learner.end()) return;
         if (r.status != msg::JobStatus::Ok) spdlog::warn("rollout {}: the learner refused {}: {}", st.self_name, r.id, r.error);
+        if (st.metrics)
+          st.metrics->record_answer(it->second.version, r.status == msg::JobStatus::Ok,
+                                    learner::trained_version({reinterpret_cast<const char*>(r.payload.data()), r.payload.size()}));
         acknowledge(st, it->second.job_ids);
         st.client.acknowledge(r.id);
         st.at_learner.erase(it);
@@ -547,13 +563,18 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
 }  // namespace
 
 result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& options, policy::policy policy,
-                                 bus::peer_options peer, std::shared_ptr<bus::transport> transport) {
+                                 bus::peer_options peer, std::shared_ptr<bus::transport> transport,
+                                 metrics::registry_ptr metrics) {
   auto st = std::make_shared<rollout_state>();
   st->options = options;
   st->policy = std::move(policy);
   st->version = st->latest_published = options.policy_version;
   st->self_name = peer.name;
   st->nonce = std::to_string(messages::now_ns());
+  if (metrics) {
+    st->metrics = std::make_unique<rollout_metrics>(std::move(metrics), st->self_name);
+    st->metrics->record_version(st->version);
+  }
   auto tasks = load_tasks(options.tasks_dir, options.tasks);
   if (!tasks) return tasks.error();
   st->schedule.emplace(std::move(*tasks),

@@ -33,6 +33,7 @@
 #include "actors/rollout/rollout_options.hpp"
 #include "runtime/bus/peer_options.hpp"
 #include "runtime/bus/transport.hpp"
+#include "runtime/metrics/registry.hpp"
 
 namespace crucible::rollout {
 
@@ -44,9 +45,11 @@ struct rollout_counters {
 
 // Starts a rollout that joins the hub over `transport` as `peer.name`
 // (role Rollout, a client). `policy` is the loaded model at
-// options.policy_version. Errors: the task list or the prompt template
-// cannot be loaded.
+// options.policy_version. With `metrics`, it records its families there
+// (rollout_metrics.hpp, labelled with peer.name). Errors: the task list or
+// the prompt template cannot be loaded.
 result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& options, policy::policy policy,
-                                 bus::peer_options peer, std::shared_ptr<bus::transport> transport);
+                                 bus::peer_options peer, std::shared_ptr<bus::transport> transport,
+                                 metrics::registry_ptr metrics = {});
 
 }  // namespace crucible::rollout

@@ -20,7 +20,7 @@ namespace crucible::rollout {
 namespace {
 
 struct rollout_args {
-  std::string config, connect, name, model, log_level, print_prompt, keys;
+  std::string config, connect, name, model, log_level, print_prompt, keys, metrics;
   std::vector<std::string> exemplars;  // SCORE:FILE
   std::int64_t groups = -1;
 };
@@ -97,6 +97,8 @@ int run_rollout(const rollout_args& a) {
   if (peer.name.empty()) peer.name = cli::default_name("rollout");
   peer.node = logging::host_name();
   if (auto s = logging::init("rollout", peer.node, log); !s) return cli::fail(s.error());
+  auto metrics = cli::open_metrics(*file, a.metrics);
+  if (!metrics) return cli::fail(metrics.error());
 
   policy::model_placement placement;
   placement.device = options.device;
@@ -111,7 +113,8 @@ int run_rollout(const rollout_args& a) {
   caf::actor_system sys{cfg};
   spdlog::info("rollout {}: policy {} at version {}; {}", peer.name, policy->text(), options.policy_version,
                describe(options));
-  auto actor = spawn_rollout(sys, options, std::move(*policy), peer, std::shared_ptr<bus::transport>(std::move(*transport)));
+  auto actor = spawn_rollout(sys, options, std::move(*policy), peer, std::shared_ptr<bus::transport>(std::move(*transport)),
+                             *metrics ? (*metrics)->registry() : nullptr);
   if (!actor) return cli::fail(actor.error());
   return wait_for_rollout(sys, *actor);
 }
@@ -122,7 +125,7 @@ cli::command add_rollout_command(CLI::App& app) {
   auto a = std::make_shared<rollout_args>();
   auto* cmd = app.add_subcommand("rollout", "Run a rollout: sample groups of kernels with the policy, have them "
                                             "settled by the referee, send them to the learner");
-  cmd->add_option("--config", a->config, "TOML config ([log], [bus], [rollout]; docs/configuration.md)");
+  cmd->add_option("--config", a->config, "TOML config ([log], [bus], [rollout], [metrics]; docs/configuration.md)");
   cmd->add_option("--connect", a->connect, "hub address, e.g. tcp://HOST:5555")->envname("CRUCIBLE_CONNECT");
   cmd->add_option("--model", a->model, "Hugging Face folder of the policy (else [rollout] model)");
   cmd->add_option("--name", a->name, "unique name on the bus (default rollout-HOST-PID); candidate ids start with it");
@@ -131,6 +134,7 @@ cli::command add_rollout_command(CLI::App& app) {
   cmd->add_option("--print-prompt", a->print_prompt, "print the prompt of a group on this task id and exit");
   cmd->add_option("--exemplar", a->exemplars, "with --print-prompt: a previous code SCORE:FILE (repeatable)");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
+  cli::add_metrics_option(*cmd, a->metrics);
   return {cmd, [a] { return run_rollout(*a); }};
 }
 

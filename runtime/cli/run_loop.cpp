@@ -211,7 +211,8 @@ int run_loop(const config::file& file, const run_options& run, const std::string
   lo.publish_dir = (dir / "versions").string();
   lo.metrics_file = (dir / "metrics.jsonl").string();
   if (auto s = stack.host("learner", msg::Role::Learner, static_cast<std::uint32_t>(lo.groups_per_batch + 4),
-                          learner::spawn_learner_service(sys, lo, stack.address(), stack.bus_settings(), "learner"));
+                          learner::spawn_learner_service(sys, lo, stack.address(), stack.bus_settings(), "learner",
+                                                         stack.metrics()));
       !s)
     return fail(s.error());
 
@@ -238,7 +239,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
     peer.role = msg::Role::Rollout;
     auto t = stack.connect(name);
     if (!t) return fail(t.error());
-    auto actor = rollout::spawn_rollout(sys, o, std::move(*p), peer, *t);
+    auto actor = rollout::spawn_rollout(sys, o, std::move(*p), peer, *t, stack.metrics());
     if (!actor) return fail(actor.error());
     self->monitor(*actor);
     stack.adopt(*actor);

@@ -1,8 +1,10 @@
 // Prometheus metrics with real processes on loopback: `crucible hub`,
-// `crucible worker` and `crucible evaluator` serve /metrics (--metrics, or
-// [metrics] listen); what they serve parses as Prometheus text, holds the
-// families docs/metrics.md names, and its counters move when jobs run. A bad
-// address is refused naming the option and the value.
+// `crucible worker`, `crucible evaluator`, `crucible rollout` and `crucible
+// run` (the learner and a rollout on its one endpoint) serve /metrics
+// (--metrics, or [metrics] listen); what they serve parses as Prometheus
+// text, holds the families docs/metrics.md names, and its counters move when
+// jobs run, groups are sampled and steps trained. A bad address is refused
+// naming the option and the value.
 #include <doctest/doctest.h>
 
 #include <netinet/in.h>
@@ -234,4 +236,126 @@ TEST_CASE("a settled candidate moves the referee's settlements, the evaluator's 
   CHECK(h["crucible_hub_jobs_completed_total{kind=\"measure\"}"] == 1);
   CHECK(h["crucible_hub_peers{role=\"evaluator\"}"] == 1);
   CHECK(h["crucible_hub_peers{role=\"referee\"}"] == 1);
+}
+
+namespace {
+
+const std::string source = CRUCIBLE_SOURCE_DIR;
+
+// [rollout] of a small fast loop: a tiny policy writes two 16-token
+// completions a group, which settle at once as NoCode (no code in them).
+std::string small_rollout_section(const std::string& more) {
+  return "[rollout]\ntasks_dir = \"" + source + "/configs/tasks\"\ntasks = [\"cpu/gelu_tanh\", \"cpu/scale_relu\"]\n"
+         "platform = \"CPU\"\nprompt_template = \"" + source + "/configs/prompts/compact.md\"\nexemplars = 0\n"
+         "group_size = 2\nmax_new_tokens = 16\ntemperature = 0.7\nmax_staleness = 2\n" + more;
+}
+
+}  // namespace
+
+TEST_CASE("crucible run serves the learner's and the rollout's families on its one endpoint, moving with each step and group") {
+  std::string dir = temp_dir("metrics-run");
+  const int http = pick_port();
+  // Stage 3 only, never ending (groups = 0): the test stops it.
+  std::ofstream(dir + "/run.toml") << "[log]\nlevel = \"warn\"\n[run]\njob = \"loop\"\npolicy = \"" << source
+                                   << "/configs/quickstart/policy\"\nrollouts = 1\ngroups = 0\nevaluators = 1\n"
+                                      "protocol = \"smoke\"\ntasks_dir = \"" << source << "/configs/tasks\"\n"
+                                   << "[learner]\nobjective = \"grpo\"\ngroups_per_batch = 2\ntemperature = 0.7\n"
+                                      "max_staleness = 2\n"
+                                   << small_rollout_section("");
+  child run(crucible_binary(),
+            {"run", dir + "/run.toml", "--run-dir", dir + "/run", "--metrics", "127.0.0.1:" + std::to_string(http)},
+            dir + "/run.out");
+  const std::string rollout = "{rollout=\"rollout-0\"}";
+  auto first = scrape_until(http, [&](const scrape& s) {
+    return s["crucible_learner_step_seconds_count"] >= 1 && s["crucible_rollout_policy_version" + rollout] >= 1;
+  });
+  REQUIRE_MESSAGE(first.ok, first.problem << run.log());
+  REQUIRE_MESSAGE(first["crucible_learner_step_seconds_count"] >= 1, first.text);
+  const std::map<std::string, std::string> types{
+      {"crucible_learner_step_seconds", "histogram"},
+      {"crucible_learner_loss", "gauge"},
+      {"crucible_learner_kl", "gauge"},
+      {"crucible_learner_version", "gauge"},
+      {"crucible_learner_publication_seconds", "histogram"},
+      {"crucible_learner_tokens_trained_total", "counter"},
+      {"crucible_learner_groups_trained_total", "counter"},
+      {"crucible_rollout_completions_total", "counter"},
+      {"crucible_rollout_tokens_generated_total", "counter"},
+      {"crucible_rollout_generation_seconds_total", "counter"},
+      {"crucible_rollout_groups_total", "counter"},
+      {"crucible_rollout_groups_refused_total", "counter"},
+      {"crucible_rollout_staleness_versions", "histogram"},
+      {"crucible_rollout_policy_version", "gauge"},
+  };
+  for (const auto& [family, type] : types) CHECK_MESSAGE(first.types[family] == type, family);
+  // The rest of the run's roles share the endpoint.
+  CHECK(first["crucible_worker_jobs_total{kind=\"learner.group\",status=\"ok\",worker=\"learner\"}"] >= 2);
+
+  // A step trains groups_per_batch groups, and each version is published
+  // (version 0 at the start too) after its step is recorded.
+  const double steps = first["crucible_learner_step_seconds_count"];
+  CHECK(first["crucible_learner_groups_trained_total"] >= 2 * steps);
+  CHECK(first["crucible_learner_tokens_trained_total"] > 0);
+  CHECK(first["crucible_learner_publication_seconds_count"] >= steps);
+  CHECK(first["crucible_learner_version"] >= 1);
+  CHECK(first["crucible_rollout_completions_total" + rollout] >= 2 * 2);
+  CHECK(first["crucible_rollout_tokens_generated_total" + rollout] >= first["crucible_rollout_completions_total" + rollout]);
+  CHECK(first["crucible_rollout_generation_seconds_total" + rollout] > 0);
+  CHECK(first["crucible_rollout_groups_total{outcome=\"sent\",rollout=\"rollout-0\"}"] >= 2);
+  CHECK(first["crucible_rollout_groups_total{outcome=\"dropped\",rollout=\"rollout-0\"}"] == 0);
+  CHECK(first["crucible_rollout_groups_refused_total" + rollout] == 0);
+  // Every group the learner answered: within max_staleness.
+  CHECK(first["crucible_rollout_staleness_versions_count" + rollout] >= 2);
+  CHECK(first["crucible_rollout_staleness_versions_bucket{rollout=\"rollout-0\",le=\"2\"}"] ==
+        first["crucible_rollout_staleness_versions_count" + rollout]);
+
+  // Later steps and groups move them on.
+  // (The hub's families are updated once a second.)
+  auto later = scrape_until(http, [&](const scrape& s) {
+    return s["crucible_learner_step_seconds_count"] >= steps + 2 && s["crucible_hub_peers{role=\"learner\"}"] == 1;
+  });
+  REQUIRE_MESSAGE(later.ok, later.problem);
+  CHECK(later["crucible_hub_peers{role=\"learner\"}"] == 1);
+  CHECK(later["crucible_learner_step_seconds_count"] >= steps + 2);
+  CHECK(later["crucible_learner_version"] > first["crucible_learner_version"]);
+  CHECK(later["crucible_learner_groups_trained_total"] > first["crucible_learner_groups_trained_total"]);
+  CHECK(later["crucible_learner_tokens_trained_total"] > first["crucible_learner_tokens_trained_total"]);
+  CHECK(later["crucible_rollout_tokens_generated_total" + rollout] >
+        first["crucible_rollout_tokens_generated_total" + rollout]);
+  CHECK(later["crucible_rollout_groups_total{outcome=\"sent\",rollout=\"rollout-0\"}"] >
+        first["crucible_rollout_groups_total{outcome=\"sent\",rollout=\"rollout-0\"}"]);
+  CHECK(later["crucible_rollout_policy_version" + rollout] >= 1);
+  run.terminate();
+  CHECK(run.wait(60s) != 999);
+}
+
+TEST_CASE("crucible rollout serves its families from [metrics] listen, and a stand-in learner's answers count no staleness") {
+  std::string dir = temp_dir("metrics-rollout");
+  const int bus = pick_port(), http = pick_port();
+  const std::string address = "tcp://127.0.0.1:" + std::to_string(bus);
+  child hub(crucible_binary(), {"hub", "--bind", address, "--ledger", dir + "/ledger"}, dir + "/hub.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  // An echo worker stands in for the learner.
+  child learner(crucible_binary(), {"worker", "--connect", address, "--name", "stand-in"}, dir + "/worker.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "registered Worker 'stand-in'", 20s), read_file(dir + "/worker.log"));
+  std::ofstream(dir + "/rollout.toml") << "[metrics]\nlisten = \"127.0.0.1:" << http << "\"\n"
+                                       << small_rollout_section("learner_admission = false\nlearner_job_kind = \"echo\"\n");
+  child rollout(crucible_binary(),
+                {"rollout", "--config", dir + "/rollout.toml", "--connect", address, "--name", "r1", "--model",
+                 source + "/tests/data/policy/llama_tiny_tied"},
+                dir + "/rollout.log");
+  const std::string r1 = "{rollout=\"r1\"}";
+  auto s = scrape_until(http, [&](const scrape& x) {
+    return x["crucible_rollout_groups_total{outcome=\"sent\",rollout=\"r1\"}"] >= 2;
+  });
+  REQUIRE_MESSAGE(s.ok, s.problem << rollout.log());
+  CHECK(s["crucible_rollout_groups_total{outcome=\"sent\",rollout=\"r1\"}"] >= 2);
+  CHECK(s["crucible_rollout_completions_total" + r1] >= 2 * 2);
+  CHECK(s["crucible_rollout_tokens_generated_total" + r1] >= s["crucible_rollout_completions_total" + r1]);
+  CHECK(s["crucible_rollout_generation_seconds_total" + r1] > 0);
+  CHECK(s["crucible_rollout_policy_version" + r1] == 0);
+  CHECK(s["crucible_rollout_groups_refused_total" + r1] == 0);
+  CHECK(s["crucible_rollout_staleness_versions_count" + r1] == 0);
+  rollout.terminate();
+  CHECK(rollout.wait(60s) == 0);
 }
