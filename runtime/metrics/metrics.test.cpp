@@ -1,6 +1,7 @@
 // Prometheus metrics with real processes on loopback: `crucible hub`,
-// `crucible worker`, `crucible evaluator`, `crucible rollout` and `crucible
-// run` (the learner and a rollout on its one endpoint) serve /metrics
+// `crucible worker`, `crucible evaluator`, `crucible learner`, `crucible
+// rollout` and `crucible run` (the learner and a rollout on its one
+// endpoint) serve /metrics
 // (--metrics, or [metrics] listen); what they serve parses as Prometheus
 // text, holds the families docs/metrics.md names, and its counters move when
 // jobs run, groups are sampled and steps trained. A bad address is refused
@@ -358,4 +359,52 @@ TEST_CASE("crucible rollout serves its families from [metrics] listen, and a sta
   CHECK(s["crucible_rollout_staleness_versions_count" + r1] == 0);
   rollout.terminate();
   CHECK(rollout.wait(60s) == 0);
+}
+
+TEST_CASE("crucible learner and crucible rollout as processes each serve their families, which move as groups are trained") {
+  std::string dir = temp_dir("metrics-learner");
+  const int bus = pick_port(), learner_http = pick_port(), rollout_http = learner_http + 1;
+  const std::string address = "tcp://127.0.0.1:" + std::to_string(bus);
+  const std::string policy = source + "/tests/data/policy/llama_tiny_tied";
+  child hub(crucible_binary(), {"hub", "--bind", address, "--ledger", dir + "/ledger"}, dir + "/hub.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  std::ofstream(dir + "/loop.toml") << "[learner]\ngroups_per_batch = 2\ntemperature = 0.7\nmax_staleness = 2\n"
+                                    << small_rollout_section("");
+  child learner(crucible_binary(),
+                {"learner", "--config", dir + "/loop.toml", "--connect", address, "--name", "learner", "--policy", policy,
+                 "--metrics", "127.0.0.1:" + std::to_string(learner_http)},
+                dir + "/learner.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "registered Learner 'learner'", 60s), read_file(dir + "/learner.log"));
+  // Version 0 is published at the start, before any step.
+  auto idle = get_metrics(learner_http);
+  REQUIRE_MESSAGE(idle.ok, idle.problem);
+  CHECK(idle["crucible_learner_version"] == 0);
+  CHECK(idle["crucible_learner_publication_seconds_count"] == 1);
+  CHECK(idle["crucible_learner_step_seconds_count"] == 0);
+  CHECK(idle["crucible_learner_groups_trained_total"] == 0);
+
+  child rollout(crucible_binary(),
+                {"rollout", "--config", dir + "/loop.toml", "--connect", address, "--name", "r1", "--model", policy,
+                 "--metrics", "127.0.0.1:" + std::to_string(rollout_http)},
+                dir + "/rollout.log");
+  auto l = scrape_until(learner_http, [](const scrape& x) { return x["crucible_learner_step_seconds_count"] >= 2; });
+  REQUIRE_MESSAGE(l.ok, l.problem << read_file(dir + "/learner.log") << read_file(dir + "/rollout.log"));
+  CHECK(l["crucible_learner_step_seconds_count"] >= 2);
+  CHECK(l["crucible_learner_version"] >= 2);
+  CHECK(l["crucible_learner_groups_trained_total"] >= 4);
+  CHECK(l["crucible_learner_tokens_trained_total"] > 0);
+  CHECK(l["crucible_worker_jobs_total{kind=\"learner.group\",status=\"ok\",worker=\"learner\"}"] >= 4);
+  const std::string r1 = "{rollout=\"r1\"}";
+  auto r = scrape_until(rollout_http, [&](const scrape& x) {
+    return x["crucible_rollout_staleness_versions_count" + r1] >= 4 && x["crucible_rollout_policy_version" + r1] >= 1;
+  });
+  REQUIRE_MESSAGE(r.ok, r.problem);
+  CHECK(r["crucible_rollout_staleness_versions_count" + r1] >= 4);
+  CHECK(r["crucible_rollout_policy_version" + r1] >= 1);
+  CHECK(r["crucible_rollout_groups_total{outcome=\"sent\",rollout=\"r1\"}"] >= 4);
+  CHECK(r["crucible_rollout_tokens_generated_total" + r1] > 0);
+  rollout.terminate();
+  learner.terminate();
+  CHECK(rollout.wait(60s) == 0);
+  CHECK(learner.wait(60s) == 0);
 }
