@@ -11,7 +11,8 @@ task and candidate code alike, with the ones below:
   toolchain (CRUCIBLE_TOOLCHAIN, set by the evaluator, and
   TORCH_CUDA_ARCH_LIST), never by build_directory, which is ignored;
 - the compile pool (on_compile: import, construct, one call on meta
-  tensors) reaches the calls ahead of the GPU and builds each into
+  tensors, then the calls of the source that call missed: ahead_builds.py)
+  reaches the calls ahead of the GPU and builds each into
   ENTRY/<key>, ENTRY being the candidate's entry of the compile cache
   (compile_cache.hpp), under an flock; the timing worker imports from
   ENTRY, which it can read but not write (a candidate cannot plant code in

@@ -86,6 +86,7 @@ from crucible.sandbox import (  # noqa: E402
 )
 
 import defences as D  # noqa: E402  (worker/defences/, beside this file: one rule a module)
+import ahead_builds  # noqa: E402  (worker/ahead_builds.py: builds the pool's first call misses)
 import extensions  # noqa: E402  (worker/extensions.py: inline builds, once)
 import settings  # noqa: E402  (worker/settings.py: the own-settings rule)
 import stream_fence  # noqa: E402  (worker/stream_fence.py: the device clock sees every stream)
@@ -452,7 +453,9 @@ def on_compile(req):
     Stage 1 (with the task): construct ModelNew and call it once on the
     task's inputs, on the meta device where torch has it, so that
     extensions built in __init__ or on a first forward are built here, ahead
-    of the GPU. What the call raises does not matter (a CUDA kernel cannot
+    of the GPU; then the load_inline calls of the source that call did not
+    reach, where their arguments are the module's plain data
+    (ahead_builds.py). What the call raises does not matter (a CUDA kernel cannot
     run here, it only has to be built) and the evaluator ignores stage 1's
     outcome: a build that failed is kept in the cache as a failure, which
     the timing worker then reports as the compile error."""
@@ -473,6 +476,9 @@ def on_compile(req):
             model(*task.get_inputs())
     except Exception:  # noqa: BLE001  (expected: kernels cannot run without their device)
         pass
+    # Calls the meta forward did not reach (it read a value or branched on
+    # the device first), found in the source: ahead_builds.py.
+    ahead_builds.build_ahead(req.Source().decode(), vars(candidate), torch.utils.cpp_extension.load_inline)
     if BUILDS.failed:
         raise WorkerError(ErrorKind.ErrorKind.Compile, BUILDS.failed[0])
     return {"info": BUILDS.info()}
