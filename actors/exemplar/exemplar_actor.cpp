@@ -1,6 +1,11 @@
 #include "actors/exemplar/exemplar_actor.hpp"
 
+#include <chrono>
+#include <deque>
+#include <optional>
+
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace crucible::exemplar {
 
@@ -16,12 +21,23 @@ const char* to_string(settle_outcome o) {
 
 namespace {
 
+// Settlements the store could not write, in arrival order, with their
+// requesters' promises.
+struct held_settlements {
+  std::deque<std::pair<settlement, caf::typed_response_promise<settle_reply>>> queue;
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
+  std::chrono::steady_clock::time_point last_logged;
+};
+
 struct exemplar_state {
   std::shared_ptr<exemplar_store> store;
   exemplar_options options;
   rng gen;
+  held_settlements held;
   static inline const char* name = "exemplar";
 };
+
+using exemplar_pointer = exemplar_actor::stateful_pointer<exemplar_state>;
 
 exemplar_answer answer(exemplar_state& st, const exemplar_query& q) {
   exemplar_answer a{q.task_id, {}, {}};
@@ -37,22 +53,61 @@ exemplar_answer answer(exemplar_state& st, const exemplar_query& q) {
   return a;
 }
 
-settle_reply settle(exemplar_state& st, const settlement& s) {
-  if (s.status != settlement_status::success) return {settle_outcome::ignored, "not a success"};
-  if (s.code.empty()) return {settle_outcome::ignored, "success without code"};
+// The reply to s, or nullopt when the store could not write it (errc::io).
+std::optional<settle_reply> settle(exemplar_state& st, const settlement& s) {
+  if (s.status != settlement_status::success) return settle_reply{settle_outcome::ignored, "not a success"};
+  if (s.code.empty()) return settle_reply{settle_outcome::ignored, "success without code"};
   auto r = st.store->insert({s.task_id, s.candidate_id, s.code, s.reward});
-  if (!r.ok()) return {settle_outcome::failed, r.error().text()};
-  return {*r == insert_outcome::inserted ? settle_outcome::inserted : settle_outcome::duplicate, {}};
+  if (!r.ok() && r.error().code == errc::io) {
+    auto& held = st.held;
+    const auto now = std::chrono::steady_clock::now();
+    if (!held.failing_since || now - held.last_logged >= std::chrono::minutes(1)) {
+      held.last_logged = now;
+      spdlog::error("exemplar store: cannot insert {}: {}; {} insert(s) wait until it writes again", s.candidate_id,
+                    r.error().text(), held.queue.size() + (held.failing_since ? 0 : 1));
+    }
+    if (!held.failing_since) held.failing_since = now;
+    return std::nullopt;
+  }
+  if (!r.ok()) return settle_reply{settle_outcome::failed, r.error().text()};
+  return settle_reply{*r == insert_outcome::inserted ? settle_outcome::inserted : settle_outcome::duplicate, {}};
 }
 
-exemplar_actor::behavior_type exemplar_behavior(exemplar_actor::stateful_pointer<exemplar_state> self,
-                                                std::shared_ptr<exemplar_store> store, exemplar_options options) {
+// Writes the held settlements in order, answering each, up to the first the
+// store still refuses; asks for another try while any waits.
+void retry_held(exemplar_pointer self) {
+  auto& held = self->state.held;
+  while (!held.queue.empty()) {
+    auto reply = settle(self->state, held.queue.front().first);
+    if (!reply) break;
+    held.queue.front().second.deliver(std::move(*reply));
+    held.queue.pop_front();
+  }
+  if (!held.queue.empty()) {
+    self->delayed_send(self, self->state.options.storage_retry, retry_atom::value);
+  } else if (held.failing_since) {
+    spdlog::info("exemplar store: writes again after {:.0f} s",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - *held.failing_since).count());
+    held.failing_since.reset();
+  }
+}
+
+exemplar_actor::behavior_type exemplar_behavior(exemplar_pointer self, std::shared_ptr<exemplar_store> store,
+                                                exemplar_options options) {
   self->state.store = std::move(store);
   self->state.options = options;
   self->state.gen.seed(options.seed);
   return {
       [=](sample_atom, const exemplar_query& q) { return answer(self->state, q); },
-      [=](settle_atom, const settlement& s) { return settle(self->state, s); },
+      [=](settle_atom, const settlement& s) -> caf::result<settle_reply> {
+        auto& held = self->state.held;
+        if (held.queue.empty())  // else it waits behind those held
+          if (auto reply = settle(self->state, s)) return *reply;
+        held.queue.emplace_back(s, self->make_response_promise<settle_reply>());
+        if (held.queue.size() == 1) self->delayed_send(self, self->state.options.storage_retry, retry_atom::value);
+        return held.queue.back().second;
+      },
+      [=](retry_atom) { retry_held(self); },
       [=](stats_atom, const std::string& task) -> caf::result<std::vector<bucket_summary>> {
         auto r = self->state.store->stats(task);
         if (!r.ok()) return caf::make_error(caf::sec::runtime_error, r.error().text());

@@ -7,6 +7,12 @@
 // Who calls it: rollouts (sample), the settlement event stream (settle),
 // dashboards and the CLI (stats). Every reply comes after the store has
 // answered: a settle reply means the exemplar is in the write-ahead log.
+// A settlement the store cannot write (errc::io: a full disk) is not
+// answered `failed`: the actor holds it, and those after it, logs the error
+// (with the store's path; again once a minute), tries again every
+// options.storage_retry and answers each once it is written; samples and
+// stats go on meanwhile. Only a settlement the store refuses for what it is
+// (errc::invalid_argument) is answered `failed`.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +30,7 @@ namespace crucible::exemplar {
 using sample_atom = caf::atom_constant<caf::atom("exsample")>;
 using settle_atom = caf::atom_constant<caf::atom("exsettle")>;
 using stats_atom = caf::atom_constant<caf::atom("exstats")>;
+using retry_atom = caf::atom_constant<caf::atom("exretry")>;  // its own timer: held inserts
 
 // messages/domain.fbs ExemplarQuery. n = 0 and temperature <= 0 take the
 // actor's defaults; seed = 0 uses the actor's own generator, any other seed
@@ -70,7 +77,8 @@ const char* to_string(settle_outcome o);
 using exemplar_actor = caf::typed_actor<
     caf::replies_to<sample_atom, exemplar_query>::with<exemplar_answer>,
     caf::replies_to<settle_atom, settlement>::with<settle_reply>,
-    caf::replies_to<stats_atom, std::string>::with<std::vector<bucket_summary>>>;
+    caf::replies_to<stats_atom, std::string>::with<std::vector<bucket_summary>>,
+    caf::reacts_to<retry_atom>>;
 
 // Spawns the actor (detached: it blocks on storage) on store, which others
 // may share. options supplies the defaults for queries and the generator seed.

@@ -19,11 +19,11 @@ struct fixture {
   exemplar_actor actor;
   caf::scoped_actor self{sys};
 
-  fixture() {
-    auto s = exemplar_store::open(kv, {});
+  explicit fixture(exemplar_options options = {}) {
+    auto s = exemplar_store::open(kv, options);
     REQUIRE(s.ok());
     store = std::move(s).value();
-    actor = spawn_exemplar_actor(sys, store, {});
+    actor = spawn_exemplar_actor(sys, store, options);
   }
   ~fixture() { self->send_exit(actor, caf::exit_reason::user_shutdown); }
 
@@ -82,16 +82,6 @@ TEST_CASE("failed, void, hacked and codeless settlements are not exemplars") {
   CHECK(f.kv->applied_writes() == 1);  // only the bucketing record written at open
 }
 
-TEST_CASE("a settlement the store cannot write is reported failed and succeeds when re-delivered") {
-  fixture f;
-  f.kv->fail_next_writes(1);
-  auto r = f.settle(success("c1", "t", 1.1));
-  CHECK(r.outcome == settle_outcome::failed);
-  CHECK(r.reason.find("injected") != std::string::npos);
-  CHECK(f.stats("t").empty());
-  CHECK(f.settle(success("c1", "t", 1.1)).outcome == settle_outcome::inserted);
-}
-
 TEST_CASE("a sample request answers exemplars of distinct buckets, reproducibly for a seed") {
   fixture f;
   for (int i = 0; i < 12; ++i) REQUIRE(f.settle(success("c" + std::to_string(i), "t", 1.0 + 0.25 * i)).outcome == settle_outcome::inserted);
@@ -121,4 +111,27 @@ TEST_CASE("a bad task in a sample request is answered with an error, not a crash
 TEST_CASE("settle outcomes have text forms") {
   CHECK(std::string(to_string(settle_outcome::duplicate)) == "duplicate");
   CHECK(caf::deep_to_string(exemplar_query{"t", 2, 1.0, 3}).find("exemplar_query") != std::string::npos);
+}
+
+TEST_CASE("settlements the store cannot write wait unanswered, in order, and are inserted once it writes again") {
+  exemplar_options options;
+  options.storage_retry = std::chrono::milliseconds(10);
+  fixture f(options);
+  f.kv->fail_next_writes(3);  // a full disk: memory_store fails them with errc::io
+  auto first = f.self->request(f.actor, caf::infinite, settle_atom::value, success("c1", "t", 1.0));
+  auto second = f.self->request(f.actor, caf::infinite, settle_atom::value, success("c2", "t", 2.0));
+  CHECK(f.sample({"t", 2, 1.0, 7}).error.empty());  // reads go on meanwhile
+  for (auto* pending : {&first, &second})
+    pending->receive([&](const settle_reply& r) { CHECK_MESSAGE(r.outcome == settle_outcome::inserted, r.reason); },
+                     [&](const caf::error& e) { FAIL(f.sys.render(e)); });
+  CHECK(f.kv->failed_writes() == 3);
+  CHECK(f.stats("t").size() == 2);
+  CHECK(f.sample({"t", 2, 1.0, 7}).exemplars.size() == 2);
+}
+
+TEST_CASE("a settlement the store refuses for what it is is answered failed at once") {
+  fixture f;
+  auto r = f.settle(success("c1", std::string("bad\0task", 8), 1.0));
+  CHECK(r.outcome == settle_outcome::failed);
+  CHECK(r.reason.find("task") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 // for queries. configs/*.toml map onto it; nothing reads global configuration.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -49,6 +50,9 @@ struct exemplar_options {
   // Durability of inserts. Default: buffered (survives kill -9; synced also
   // survives power loss at the cost of an fsync per settlement).
   storage::durability durability = storage::durability::buffered;
+  // How often the actor tries again an insert its storage refused (a full
+  // disk); the settlement waits, unanswered, meanwhile. Default: 1000 ms.
+  std::chrono::milliseconds storage_retry{1000};
 };
 
 // Checks ranges (width > 0 and finite, islands >= 1, ...). errc::invalid_argument.

@@ -10,6 +10,8 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -28,17 +30,20 @@ namespace {
 
 constexpr const char* no_space = "No space left on device";
 
-// An evaluator that measures every candidate as incorrect (so it settles as
-// a Failure with no verification), at once, or, for ids starting "held",
-// when release() is called.
+// An evaluator that measures every candidate alike (incorrect by default,
+// which settles as a Failure; a speedup of 1.5 settles as a Success with no
+// verification), at once, or, for ids starting "held", when release() is
+// called.
 class held_evaluator final : public node::job_handler {
  public:
+  explicit held_evaluator(msg::EvalStatus status = msg::EvalStatus::Incorrect, double speedup = 0)
+      : status_(status), speedup_(speedup) {}
   void run(const bus::worker_session::job_request& job, done_fn done) override {
     auto* c = referee::payload_of<msg::Candidate>(job.payload);
     if (!c) return done(msg::JobStatus::Failed, {}, "not a candidate");
     std::string id(str(c->candidate_id()));
-    auto m = referee::simple_measurement(id, std::string(str(c->task_id())), msg::EvalStatus::Incorrect, 0,
-                                         "held-evaluator", "cpu");
+    auto m = referee::simple_measurement(id, std::string(str(c->task_id())), status_, speedup_, "held-evaluator",
+                                         "cpu");
     std::lock_guard lock(mu_);
     ++measured_[id];
     if (id.rfind("held", 0) != 0) return done(msg::JobStatus::Ok, std::move(m), {});
@@ -60,11 +65,21 @@ class held_evaluator final : public node::job_handler {
   }
 
  private:
+  const msg::EvalStatus status_;
+  const double speedup_;
   std::mutex mu_;
   std::condition_variable seen_;
   std::vector<std::pair<done_fn, bus::bytes>> held_;  // GUARDED_BY(mu_)
   std::map<std::string, int> measured_;              // GUARDED_BY(mu_)
 };
+
+// A 32 MiB file system of the test's own; the test fails where the kernel
+// refuses one (it would pass without testing anything if it skipped).
+std::unique_ptr<small_fs> small_disk(const std::string& name) {
+  auto fs = small_fs::make(name, 32u << 20);
+  REQUIRE_MESSAGE(fs, "no small file system of the test's own: " << small_fs::why());
+  return fs;
+}
 
 // A hub (no referee of its own) on the ordinary disk, with fast liveness.
 struct cluster {
@@ -73,6 +88,9 @@ struct cluster {
   int port = pick_port();
   std::string address = "tcp://127.0.0.1:" + std::to_string(port);
   std::unique_ptr<child> hub;
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::optional<test_worker> worker;  // stops before sys goes
 
   cluster() {
     std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\nrecovery_grace_ms = 800\n"
@@ -84,6 +102,15 @@ struct cluster {
                                                            dir + "/hub-ledger"},
                                   dir + "/hub.log");
     REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  }
+  // An evaluator in this process (its first threads), registered with the hub.
+  void evaluator(std::shared_ptr<held_evaluator> handler) {
+    node::configure(cfg, 2);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    auto w = spawn_test_worker(*sys, address, "ev", msg::Role::Evaluator, {"measure"}, std::move(handler));
+    REQUIRE(w.ok());
+    worker.emplace(std::move(*w));
+    REQUIRE(wait_for_text(dir + "/hub.log", "registered Evaluator 'ev'", 10s));
   }
   std::unique_ptr<child> role(const std::string& name, std::vector<std::string> args) {
     args.insert(args.end(), {"--config", config, "--connect", address, "--name", name});
@@ -111,18 +138,12 @@ struct cluster {
 }  // namespace
 
 TEST_CASE("a referee whose ledger disk fills holds settle jobs and results naming the path, and settles them when space returns") {
-  auto fs = small_fs::make("referee-ledger", 32u << 20);  // first: this process has no thread yet
-  REQUIRE_MESSAGE(fs, "no small file system of the test's own: " << small_fs::why());
+  auto fs = small_disk("referee-ledger");  // first: this process has no thread yet
   const std::string ledger = fs->path() + "/referee";
   cluster c;
   auto referee = c.role("ref", {"referee", "--ledger", ledger});
-  caf::actor_system_config cfg;
-  node::configure(cfg, 2);
-  caf::actor_system sys{cfg};
   auto evaluator = std::make_shared<held_evaluator>();
-  auto worker = spawn_test_worker(sys, c.address, "ev", msg::Role::Evaluator, {"measure"}, evaluator);
-  REQUIRE(worker.ok());
-  REQUIRE(wait_for_text(c.dir + "/hub.log", "registered Evaluator 'ev'", 10s));
+  c.evaluator(evaluator);
 
   const std::string code = "class ModelNew: pass\n";
   auto before = c.settle("before", code);
@@ -156,5 +177,40 @@ TEST_CASE("a referee whose ledger disk fills holds settle jobs and results namin
   CHECK(count_text(referee->log_path(), "referee settled held:") == 1);
   CHECK(wait_for_text(referee->log_path(), "its ledger writes again", 10s));
   CHECK(referee->running());
-  caf::anon_send_exit(*worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("an exemplar store whose disk fills holds the inserts it cannot write naming the path, and inserts them when space returns") {
+  auto fs = small_disk("exemplar-db");  // first: this process has no thread yet
+  const std::string db = fs->path() + "/exemplars";
+  cluster c;
+  auto exemplars = c.role("exemplars", {"exemplar", "--db", db});
+  auto referee = c.role("ref", {"referee", "--ledger", c.dir + "/referee-ledger"});
+  c.evaluator(std::make_shared<held_evaluator>(msg::EvalStatus::Ok, 1.5));
+  // The referee inserts a success only into an exemplar store it has heard
+  // of: the hub republishes its registry every ten heartbeats (1 s here).
+  std::this_thread::sleep_for(1500ms);
+
+  const std::string code = "class ModelNew: pass\n";
+  auto before = c.settle("before", code);
+  REQUIRE(before->wait(60s) == 0);
+  CHECK(c.settlement("before")["status"] == "Success");
+
+  fs->fill();
+  auto during = c.settle("during", code + "# " + std::string(256 << 10, 'x') + "\n");  // more than the WAL's last page
+  REQUIRE_MESSAGE(wait_for_text(exemplars->log_path(), "exemplar store: cannot insert during: ", 20s),
+                  exemplars->log());
+  CHECK(count_text(exemplars->log_path(), std::string("rocksdb ") + db + ": write: IO error: " + no_space) >= 1);
+  CHECK(during->running());  // the referee answers a settle job after its exemplar's insert
+  CHECK(count_text(referee->log_path(), "exemplar insert of during failed") == 0);
+
+  fs->release();
+  REQUIRE(during->wait(60s) == 0);
+  CHECK(c.settlement("during")["status"] == "Success");
+  CHECK(wait_for_text(exemplars->log_path(), "exemplar store: writes again after", 10s));
+  CHECK(exemplars->running());
+  exemplars->terminate();
+  REQUIRE(exemplars->wait(20s) == 0);
+  child stats(crucible_binary(), {"exemplars", "stats", "--db", db, "--task", "cpu/t"}, c.dir + "/stats.out");
+  REQUIRE(stats.wait(20s) == 0);
+  CHECK_MESSAGE(count_text(c.dir + "/stats.out", "task cpu/t: 2 exemplars") == 1, read_file(c.dir + "/stats.out"));
 }

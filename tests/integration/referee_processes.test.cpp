@@ -194,7 +194,6 @@ TEST_CASE("an injected disagreement: a lying second evaluator voids the candidat
   CHECK(s->reward() == 0.0);
   CHECK_FALSE(s->verified());
   CHECK(str(s->reason()).find("on liar") != std::string_view::npos);
-  caf::anon_send_exit(*worker, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("exactly-once settlement when the hub and its referee are killed with kill -9 mid-run") {

@@ -4,8 +4,9 @@
 // Header-only, so that only the tests that use it link crucible_node.
 //
 // Who calls it: a test case's main thread, after any small_fs (which needs
-// the process to have no thread yet). The caller sends the returned actor
-// an exit when done.
+// the process to have no thread yet). The worker stops when its
+// test_worker goes, which must be before its actor_system (whose destructor
+// waits for every actor): declare it after the system.
 #pragma once
 
 #include <chrono>
@@ -20,8 +21,23 @@
 
 namespace crucible::testing {
 
+// The worker actor, sent an exit when this goes (also when a REQUIRE throws).
+class test_worker {
+ public:
+  explicit test_worker(caf::actor actor) : actor_(std::move(actor)) {}
+  ~test_worker() {
+    if (actor_) caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+  }
+  test_worker(test_worker&&) = default;
+  test_worker(const test_worker&) = delete;
+  test_worker& operator=(const test_worker&) = delete;
+
+ private:
+  caf::actor actor_;
+};
+
 // Errors: the transport cannot be made (connect_peer_transport's).
-inline result<caf::actor> spawn_test_worker(caf::actor_system& sys, const std::string& address, const std::string& name,
+inline result<test_worker> spawn_test_worker(caf::actor_system& sys, const std::string& address, const std::string& name,
                                             msg::Role role, std::vector<std::string> kinds,
                                             std::shared_ptr<node::job_handler> handler) {
   bus::peer_options o;
@@ -32,7 +48,7 @@ inline result<caf::actor> spawn_test_worker(caf::actor_system& sys, const std::s
   o.dead_after = std::chrono::milliseconds(1500);
   auto t = bus::connect_peer_transport(address, name);
   if (!t) return t.error();
-  return node::spawn_worker(sys, o, std::move(handler), std::shared_ptr<bus::transport>(std::move(*t)));
+  return test_worker(node::spawn_worker(sys, o, std::move(handler), std::shared_ptr<bus::transport>(std::move(*t))));
 }
 
 }  // namespace crucible::testing
