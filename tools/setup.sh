@@ -21,6 +21,7 @@ packages=(
   python3-jinja2  # the reference renderer of the chat-template tests (actors/policy/chat_template.test.cpp)
   prometheus-cpp-dev  # every role's /metrics endpoint (runtime/metrics)
   libseccomp-dev  # the sandbox's syscall filter (actors/evaluator/containment.hpp)
+  chromium  # renders the dashboard in its test (runtime/dashboard/dashboard.test.cpp)
 )
 
 missing=()

@@ -15,7 +15,7 @@ namespace crucible::cli {
 
 namespace {
 struct hub_args {
-  std::string config, bind, ledger, log_level, keys, metrics;
+  std::string config, bind, ledger, log_level, keys, metrics, dashboard;
 };
 
 int run_hub(const hub_args& a) {
@@ -45,6 +45,9 @@ int run_hub(const hub_args& a) {
   auto metrics = open_metrics(*file, a.metrics);
   if (!metrics) return fail(metrics.error());
   auto registry = *metrics ? (*metrics)->registry() : nullptr;
+  auto dashboard = open_dashboard(*file, a.dashboard);
+  if (!dashboard) return fail(dashboard.error());
+  auto board = *dashboard ? (*dashboard)->board() : nullptr;
 
   auto kv = storage::open_rocksdb(options.ledger_dir);
   if (!kv) return fail(kv.error());
@@ -60,7 +63,8 @@ int run_hub(const hub_args& a) {
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
   std::shared_ptr<storage::kv_store> store(std::move(*kv));
-  auto hub = node::spawn_hub(sys, options, store, std::shared_ptr<bus::transport>(std::move(*transport)), registry);
+  auto hub = node::spawn_hub(sys, options, store, std::shared_ptr<bus::transport>(std::move(*transport)), registry,
+                             board);
   std::vector<caf::actor> actors{hub};
 #ifdef CRUCIBLE_HAVE_REFEREE
   if (referee_opts.enabled) {
@@ -92,6 +96,7 @@ command add_hub_command(CLI::App& app) {
   cmd->add_option("--keys", a->keys, "CURVE key folder of the hub (crucible keys generate; its authorized_keys lists the peers it accepts; [bus] keys); none: plain")->envname("CRUCIBLE_KEYS");
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error");
   add_metrics_option(*cmd, a->metrics);
+  add_dashboard_option(*cmd, a->dashboard);
   return {cmd, [a] { return run_hub(*a); }};
 }
 

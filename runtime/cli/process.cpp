@@ -21,7 +21,7 @@ extern "C" void on_signal(int) { stop_requested = true; }
 }  // namespace
 
 const std::vector<std::string>& known_sections() {
-  static const std::vector<std::string> sections{"log", "hub", "bus", "worker", "run", "referee", "detector", "rollout", "learner", "sft", "metrics"};
+  static const std::vector<std::string> sections{"log", "hub", "bus", "worker", "run", "referee", "detector", "rollout", "learner", "sft", "metrics", "dashboard"};
   return sections;
 }
 
@@ -39,13 +39,26 @@ std::optional<config::file> load_config(const std::string& path) {
   return std::move(*f);
 }
 
+namespace {
+
+// The address to listen on, the command's flag before the section's listen
+// key, and where it came from for errors ("--NAME", "PATH: [NAME] listen").
+template <class Options>
+result<std::pair<std::string, std::string>> listen_address(const config::file& file, const std::string& name,
+                                                           const std::string& flag) {
+  Options options;
+  CRUCIBLE_TRY(config::read(file.get(name), options));
+  if (!flag.empty()) return std::pair{flag, "--" + name};
+  return std::pair{options.listen, file.path() + ": [" + name + "] listen"};
+}
+
+}  // namespace
+
 result<std::unique_ptr<metrics::endpoint>> open_metrics(const config::file& file, const std::string& flag) {
-  metrics::metrics_options options;
-  CRUCIBLE_TRY(config::read(file.get("metrics"), options));
-  const bool from_flag = !flag.empty();
-  const std::string address = from_flag ? flag : options.listen;
-  if (address.empty()) return std::unique_ptr<metrics::endpoint>();
-  auto e = metrics::endpoint::listen(address, from_flag ? "--metrics" : file.path() + ": [metrics] listen");
+  auto address = listen_address<metrics::metrics_options>(file, "metrics", flag);
+  if (!address) return address.error();
+  if (address->first.empty()) return std::unique_ptr<metrics::endpoint>();
+  auto e = metrics::endpoint::listen(address->first, address->second);
   if (!e) return e.error();
   spdlog::info("metrics at {}", (*e)->url());
   return e;
@@ -55,6 +68,24 @@ void add_metrics_option(CLI::App& cmd, std::string& flag) {
   cmd.add_option("--metrics", flag, "serve Prometheus metrics at http://HOST:PORT/metrics ([metrics] listen; "
                                     "docs/metrics.md); none: off")
       ->envname("CRUCIBLE_METRICS");
+}
+
+result<std::unique_ptr<dashboard::server>> open_dashboard(const config::file& file, const std::string& flag) {
+  auto address = listen_address<dashboard::dashboard_options>(file, "dashboard", flag);
+  if (!address) return address.error();
+  if (address->first.empty()) return std::unique_ptr<dashboard::server>();
+  auto d = dashboard::server::listen(address->first, address->second);
+  if (!d) return d.error();
+  spdlog::info("dashboard at {}", (*d)->url());
+  std::printf("dashboard at %s\n", (*d)->url().c_str());
+  std::fflush(stdout);
+  return d;
+}
+
+void add_dashboard_option(CLI::App& cmd, std::string& flag) {
+  cmd.add_option("--dashboard", flag, "serve the live dashboard at http://HOST:PORT/ ([dashboard] listen; "
+                                      "docs/dashboard.md); none: off")
+      ->envname("CRUCIBLE_DASHBOARD");
 }
 
 int fail(const error& e) { return fail(e.message); }

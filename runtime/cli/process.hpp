@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/config/config_file.hpp"
+#include "runtime/dashboard/server.hpp"
 #include "runtime/metrics/endpoint.hpp"
 
 namespace crucible::cli {
@@ -30,6 +31,13 @@ std::optional<config::file> load_config(const std::string& path);
 result<std::unique_ptr<metrics::endpoint>> open_metrics(const config::file& file, const std::string& flag);
 // Adds --metrics HOST:PORT (into flag) to a role's command.
 void add_metrics_option(CLI::App& cmd, std::string& flag);
+
+// The process's dashboard (runtime/dashboard/server.hpp, docs/dashboard.md):
+// at flag (--dashboard) when given, else at [dashboard] listen of file; null
+// when neither names one. Logs and prints its URL. Errors as open_metrics.
+result<std::unique_ptr<dashboard::server>> open_dashboard(const config::file& file, const std::string& flag);
+// Adds --dashboard HOST:PORT (into flag) to a command that hosts the hub.
+void add_dashboard_option(CLI::App& cmd, std::string& flag);
 
 // Prints "crucible: <error>" to stderr; returns the exit status for it.
 int fail(const error& e);

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct run_args {
-  std::string config, run_dir, resume, metrics;
+  std::string config, run_dir, resume, metrics, dashboard;
 };
 
 int run_main(const run_args& a) {
@@ -44,6 +44,10 @@ int run_main(const run_args& a) {
   auto metrics = open_metrics(*file, a.metrics);
   if (!metrics) return fail(metrics.error());
   auto registry = *metrics ? (*metrics)->registry() : nullptr;
+  // The dashboard outlives the run's actor system: the roles write into it.
+  auto dashboard = open_dashboard(*file, a.dashboard);
+  if (!dashboard) return fail(dashboard.error());
+  if (*dashboard) run.board = (*dashboard)->board();
   if (run.job == "variants") return run_variants(*file, run, dir, registry);
 #ifdef CRUCIBLE_HAVE_LOOP
   return run_loop(*file, run, dir, !a.resume.empty(), registry);
@@ -61,6 +65,7 @@ command add_run_command(CLI::App& app) {
   cmd->add_option("--run-dir", a->run_dir, "run folder (default runs/TIMESTAMP)");
   cmd->add_option("--resume", a->resume, "continue the run in this folder after a crash or a stop");
   add_metrics_option(*cmd, a->metrics);
+  add_dashboard_option(*cmd, a->dashboard);
   return {cmd, [a] { return run_main(*a); }};
 }
 

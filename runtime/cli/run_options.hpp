@@ -5,11 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/base/result.hpp"
 #include "runtime/config/config_file.hpp"
+
+namespace crucible::dashboard {
+class board;
+}  // namespace crucible::dashboard
 
 namespace crucible::cli {
 
@@ -56,6 +61,11 @@ struct run_options {
   std::uint32_t rollouts = 1;       // rollout actors in this process; default 1
   std::uint64_t groups = 0;         // groups to settle, over all rollouts; 0 = until a signal; default 0
   double time_limit_s = 0;          // stop stage 3 after this long (a resumed run starts afresh); 0 = none; default 0
+
+  // Not a [run] key: the dashboard the hub and the exemplar store show what
+  // they do on, set by run_command from --dashboard or [dashboard] listen
+  // (docs/dashboard.md). Default null: none.
+  std::shared_ptr<dashboard::board> board;
 };
 
 // [run]. Errors: unknown keys, wrong types, a job other than loop or

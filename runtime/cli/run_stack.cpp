@@ -38,8 +38,9 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   // ipc in the run folder: plain unless [bus] keys names a key folder.
   auto hub_transport = bus::bind_hub_transport(hub_opts.bind, {.keys = stack->bus_.keys});
   if (!hub_transport) return hub_transport.error();
+  stack->board_ = run.board;
   stack->adopt(node::spawn_hub(sys, hub_opts, stack->store_, std::shared_ptr<bus::transport>(std::move(*hub_transport)),
-                               stack->metrics_));
+                               stack->metrics_, stack->board_));
 
   // The referee, in the hub process as `crucible hub` runs it, on the hub's RocksDB.
   bus::peer_options referee_peer = stack->bus_;

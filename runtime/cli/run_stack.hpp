@@ -28,7 +28,8 @@ class run_stack {
   // is resumed; [hub]; every peer takes [bus]'s liveness settings), the referee ([referee]), `run.evaluators` evaluators, the
   // exemplar store in DIR/exemplars and run.detectors ([detector]).
   // Errors: a section that does not read, a store or socket that cannot open.
-  // metrics: where every role's families go (null: off).
+  // metrics: where every role's families go (null: off). run.board: the
+  // dashboard the hub and the exemplar store show on (null: none).
   static result<std::unique_ptr<run_stack>> start(caf::actor_system& sys, const config::file& file,
                                                   const run_options& run, const std::string& dir,
                                                   metrics::registry_ptr metrics);
@@ -60,6 +61,7 @@ class run_stack {
   std::shared_ptr<storage::kv_store> store_;
   metrics::registry_ptr metrics_;
   std::vector<caf::actor> actors_;
+  std::shared_ptr<dashboard::board> board_;  // run.board
 };
 
 }  // namespace crucible::cli

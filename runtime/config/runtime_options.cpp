@@ -51,4 +51,9 @@ status read(section s, metrics::metrics_options& out) {
   return s.finish();
 }
 
+status read(section s, dashboard::dashboard_options& out) {
+  CRUCIBLE_TRY(s.read("listen", out.listen));
+  return s.finish();
+}
+
 }  // namespace crucible::config

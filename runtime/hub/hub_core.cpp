@@ -593,6 +593,24 @@ std::map<std::string, std::size_t> hub_core::peers_by_role() const {
   return out;
 }
 
+std::vector<peer_view> hub_core::fleet(clock::time_point now) const {
+  std::vector<peer_view> out;
+  for (auto& [name, p] : peers_) {
+    peer_view v{name, p.node, m::EnumNameRole(p.role), p.kinds, p.free_slots, {}, {}, 0};
+    for (auto& [id, seq] : p.assigned) {
+      auto it = jobs_.find(id);
+      v.jobs.emplace_back(it == jobs_.end() ? std::string() : it->second.kind, id);
+    }
+    v.silent_s = std::chrono::duration<double>(now - p.last_seen).count();
+    v.state = now - p.last_seen > 3 * options_.heartbeat ? "silent"
+              : !v.jobs.empty()                           ? "busy"
+              : p.kinds.empty()                           ? "client"
+                                                          : "idle";
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::string hub_core::describe() const {
   return fmt::format("hub: {} peers ({} workers), {} queued, {} unfinished; received {} malformed {} rejected {} "
                      "submitted {} duplicates {} dispatched {} completed {} requeued {}",

@@ -46,6 +46,18 @@ struct kind_jobs {
   std::size_t done = 0;       // result in, not yet acknowledged by the submitter
 };
 
+// One registered peer as the hub sees it now (hub_core::fleet).
+struct peer_view {
+  std::string name, node, role;        // role: messages' Role name ("Evaluator", ...)
+  std::vector<std::string> kinds;      // job kinds it serves (none: a client only)
+  std::uint32_t free_slots = 0;        // as it last reported
+  // busy: holds jobs; idle: serves kinds and holds none; client: serves no
+  // kind; silent: nothing heard for more than three heartbeats.
+  std::string state;
+  std::vector<std::pair<std::string, std::string>> jobs;  // (kind, id) of the jobs it holds
+  double silent_s = 0;                 // seconds since the hub last heard from it
+};
+
 // Counters for logs, metrics and tests.
 struct hub_counters {
   std::uint64_t received = 0;
@@ -94,6 +106,8 @@ class hub_core {
   std::map<std::string, kind_jobs> jobs_by_kind() const;
   // Registered peers by role ("Evaluator", ...: messages' Role names).
   std::map<std::string, std::size_t> peers_by_role() const;
+  // Every registered peer, by name: for the dashboard, not for every batch.
+  std::vector<peer_view> fleet(clock::time_point now) const;
   // Whether the batch has ledger writes for finish_batch() to commit.
   bool ledger_writes_staged() const { return ledger_.has_staged(); }
   std::string describe() const;

@@ -13,14 +13,10 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "runtime/base/result.hpp"
+#include "runtime/metrics/http_listener.hpp"
 #include "runtime/metrics/registry.hpp"
-
-namespace httplib {
-class Server;
-}  // namespace httplib
 
 namespace crucible::metrics {
 
@@ -38,20 +34,17 @@ class endpoint {
   // an address that is not HOST:PORT, errc::io when nothing can listen there
   // (the port is in use, the address is not this machine's).
   static result<std::unique_ptr<endpoint>> listen(const std::string& address, const std::string& origin);
-  ~endpoint();
 
   const registry_ptr& registry() const { return registry_; }
   // The port it listens on (the one asked for, or the kernel's pick for 0).
-  int port() const { return port_; }
+  int port() const { return http_->port(); }
   // http://HOST:PORT/metrics, for logs.
   const std::string& url() const { return url_; }
 
  private:
   endpoint() = default;
   registry_ptr registry_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;  // runs server_
-  int port_ = 0;
+  std::unique_ptr<http_listener> http_;
   std::string url_;
 };
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runtime/hub/hub_core.hpp"
+#include "runtime/node/hub_board.hpp"
 #include "runtime/node/hub_metrics.hpp"
 
 namespace crucible::node {
@@ -15,8 +16,13 @@ namespace {
 class hub_actor final : public caf::blocking_actor {
  public:
   hub_actor(caf::actor_config& cfg, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
-            std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics)
-      : caf::blocking_actor(cfg), options_(std::move(options)), kv_(std::move(kv)), transport_(std::move(transport)) {
+            std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics,
+            std::shared_ptr<dashboard::board> board)
+      : caf::blocking_actor(cfg),
+        options_(std::move(options)),
+        kv_(std::move(kv)),
+        transport_(std::move(transport)),
+        board_(std::move(board)) {
     if (metrics) metrics_ = std::make_unique<hub_metrics>(std::move(metrics));
   }
 
@@ -40,6 +46,7 @@ class hub_actor final : public caf::blocking_actor {
     }
     const auto tick = std::min<std::chrono::milliseconds>(options_.heartbeat / 2, 50ms);
     auto last_tick = clock_type::now(), last_report = last_tick, last_metrics = last_tick;
+    auto last_board = last_tick - 1s;  // the dashboard's first copy at once
     std::vector<bus::frame> frames;
     bool running = true;
     while (running) {
@@ -49,7 +56,10 @@ class hub_actor final : public caf::blocking_actor {
         std::this_thread::sleep_for(10ms);
       }
       auto now = clock_type::now();
-      for (auto& f : frames) core.on_frame(std::move(f), now);
+      for (auto& f : frames) {
+        if (board_) show_event(f, *board_, options_.max_message_bytes);
+        core.on_frame(std::move(f), now);
+      }
       if (now - last_tick >= tick) {
         last_tick = now;
         core.on_tick(now);
@@ -58,6 +68,10 @@ class hub_actor final : public caf::blocking_actor {
       if (metrics_ && now - last_metrics >= 1s) {
         last_metrics = now;
         metrics_->update(core);
+      }
+      if (board_ && now - last_board >= 1s) {
+        last_board = now;
+        show_hub(core, *board_, now);
       }
       if (now - last_report >= 10s) {
         last_report = now;
@@ -91,13 +105,16 @@ class hub_actor final : public caf::blocking_actor {
   std::shared_ptr<storage::kv_store> kv_;
   std::shared_ptr<bus::transport> transport_;
   std::unique_ptr<hub_metrics> metrics_;
+  std::shared_ptr<dashboard::board> board_;
 };
 
 }  // namespace
 
 caf::actor spawn_hub(caf::actor_system& sys, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
-                     std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics) {
-  return sys.spawn<hub_actor>(std::move(options), std::move(kv), std::move(transport), std::move(metrics));
+                     std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics,
+                     std::shared_ptr<dashboard::board> board) {
+  return sys.spawn<hub_actor>(std::move(options), std::move(kv), std::move(transport), std::move(metrics),
+                              std::move(board));
 }
 
 }  // namespace crucible::node

@@ -16,6 +16,7 @@
 #include <caf/all.hpp>
 
 #include "runtime/bus/transport.hpp"
+#include "runtime/dashboard/board.hpp"
 #include "runtime/hub/hub_options.hpp"
 #include "runtime/metrics/registry.hpp"
 #include "runtime/node/caf_types.hpp"
@@ -24,7 +25,10 @@
 namespace crucible::node {
 
 // metrics: where its families go (hub_metrics.hpp); null: none.
+// board: the dashboard it shows its fleet, queues and settlements on
+// (hub_board.hpp); null: none.
 caf::actor spawn_hub(caf::actor_system& sys, hub::hub_options options, std::shared_ptr<storage::kv_store> kv,
-                     std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics = nullptr);
+                     std::shared_ptr<bus::transport> transport, metrics::registry_ptr metrics = nullptr,
+                     std::shared_ptr<dashboard::board> board = nullptr);
 
 }  // namespace crucible::node

@@ -1,0 +1,154 @@
+#include "runtime/dashboard/board.hpp"
+
+namespace crucible::dashboard {
+
+using nlohmann::json;
+
+board::board(board_options options, clock::time_point start) : options_(options), start_(start) {}
+
+void board::update_hub(std::vector<peer_row> fleet, std::vector<queue_row> queues, clock::time_point now) {
+  std::lock_guard lock(mu_);
+  hub_seen_ = true;
+  fleet_ = std::move(fleet);
+  queues_ = std::move(queues);
+  sample s{std::chrono::duration<double>(now - start_).count(), {}, settled_total_};
+  for (const auto& q : queues_) s.completed[q.kind] = q.completed;
+  samples_.push_back(std::move(s));
+  while (samples_.size() > options_.max_samples) samples_.pop_front();
+}
+
+void board::add_settlement(settlement_row s) {
+  std::lock_guard lock(mu_);
+  ++settled_total_;
+  ++verdicts_[s.verdict];
+  tasks_.insert(s.task);
+  settled_.push_back(std::move(s));
+  while (settled_.size() > options_.max_settlements) settled_.pop_front();
+}
+
+void board::set_exemplar_source(exemplar_source source) {
+  std::lock_guard lock(source_mu_);
+  source_ = std::move(source);
+}
+
+json board::fleet() const {
+  std::lock_guard lock(mu_);
+  json peers = json::array();
+  for (const auto& p : fleet_) {
+    json jobs = json::array();
+    for (const auto& [kind, id] : p.jobs) jobs.push_back({{"kind", kind}, {"id", id}});
+    peers.push_back({{"name", p.name},
+                     {"role", p.role},
+                     {"node", p.node},
+                     {"state", p.state},
+                     {"free_slots", p.free_slots},
+                     {"silent_s", p.silent_s},
+                     {"jobs", std::move(jobs)}});
+  }
+  return {{"hub", hub_seen_}, {"peers", std::move(peers)}};
+}
+
+json board::queues() const {
+  std::lock_guard lock(mu_);
+  json kinds = json::array();
+  std::size_t queued = 0, in_flight = 0;
+  for (const auto& q : queues_) {
+    queued += q.queued;
+    in_flight += q.in_flight;
+    kinds.push_back({{"kind", q.kind},
+                     {"queued", q.queued},
+                     {"in_flight", q.in_flight},
+                     {"awaiting_ack", q.awaiting_ack},
+                     {"submitted", q.submitted},
+                     {"completed", q.completed},
+                     {"requeued", q.requeued}});
+  }
+  return {{"queued", queued}, {"in_flight", in_flight}, {"kinds", std::move(kinds)}};
+}
+
+json board::settlements(std::size_t newest) const {
+  std::lock_guard lock(mu_);
+  json rows = json::array();
+  for (auto it = settled_.rbegin(); it != settled_.rend() && rows.size() < newest; ++it)
+    rows.push_back({{"candidate", it->candidate},
+                    {"task", it->task},
+                    {"group", it->group},
+                    {"verdict", it->verdict},
+                    {"reason", it->reason},
+                    {"reward", it->reward},
+                    {"speedup", it->speedup},
+                    {"verified", it->verified},
+                    {"policy_version", it->policy_version},
+                    {"settled_ns", it->settled_ns}});
+  return {{"total", settled_total_}, {"verdicts", verdicts_}, {"newest", std::move(rows)}};
+}
+
+json board::throughput() const {
+  std::lock_guard lock(mu_);
+  // Each sample's rate over the window that ends at it.
+  json t = json::array(), settled = json::array();
+  std::map<std::string, json> kinds;
+  for (const auto& s : samples_)
+    for (const auto& [kind, n] : s.completed) kinds.emplace(kind, json::array());
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < samples_.size(); ++i) {
+    const auto& now = samples_[i];
+    while (from < i && now.t - samples_[from].t > options_.rate_window_s) ++from;
+    const auto& then = samples_[from];
+    const double dt = now.t - then.t;
+    auto rate = [dt](std::uint64_t a, std::uint64_t b) { return dt > 0 ? static_cast<double>(a - b) / dt : 0.0; };
+    t.push_back(now.t);
+    settled.push_back(rate(now.settled, then.settled) * 60);
+    for (auto& [kind, series] : kinds) {
+      auto a = now.completed.find(kind), b = then.completed.find(kind);
+      const std::uint64_t na = a == now.completed.end() ? 0 : a->second;
+      const std::uint64_t nb = b == then.completed.end() ? 0 : b->second;
+      series.push_back(rate(na, std::min(na, nb)));
+    }
+  }
+  return {{"window_s", options_.rate_window_s},
+          {"t", std::move(t)},
+          {"settled_per_min", std::move(settled)},
+          {"jobs_per_s", kinds}};
+}
+
+json board::rewards() const {
+  std::lock_guard lock(mu_);
+  json reward = json::array(), mean = json::array(), verdict = json::array();
+  double sum = 0;
+  for (std::size_t i = 0; i < settled_.size(); ++i) {
+    sum += settled_[i].reward;
+    if (i >= options_.reward_window) sum -= settled_[i - options_.reward_window].reward;
+    const std::size_t n = std::min(i + 1, options_.reward_window);
+    reward.push_back(settled_[i].reward);
+    mean.push_back(sum / static_cast<double>(n));
+    verdict.push_back(settled_[i].verdict);
+  }
+  return {{"first_index", settled_total_ - settled_.size()},
+          {"window", options_.reward_window},
+          {"reward", std::move(reward)},
+          {"mean", std::move(mean)},
+          {"verdict", std::move(verdict)}};
+}
+
+json board::exemplars() const {
+  std::vector<std::string> tasks;
+  {
+    std::lock_guard lock(mu_);
+    tasks.assign(tasks_.begin(), tasks_.end());
+  }
+  std::lock_guard lock(source_mu_);
+  if (!source_) return {{"available", false}, {"tasks", json::array()}};
+  auto found = source_(tasks);
+  if (!found) return {{"available", true}, {"error", found.error().text()}, {"tasks", json::array()}};
+  json out = json::array();
+  for (const auto& t : *found) {
+    json buckets = json::array();
+    for (const auto& b : t.buckets)
+      buckets.push_back({{"bucket", b.bucket}, {"low", b.low}, {"high", b.high}, {"count", b.count}, {"mean", b.mean}});
+    out.push_back({{"task", t.task}, {"buckets", std::move(buckets)}});
+  }
+  return {{"available", true}, {"tasks", std::move(out)}};
+}
+
+}  // namespace crucible::dashboard

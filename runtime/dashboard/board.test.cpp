@@ -1,0 +1,91 @@
+// The dashboard's board: what the roles write is what the endpoints answer.
+#include <doctest/doctest.h>
+
+#include "runtime/dashboard/board.hpp"
+
+using namespace crucible;
+using namespace crucible::dashboard;
+using namespace std::chrono_literals;
+
+namespace {
+
+settlement_row settled(const std::string& id, const std::string& verdict, double reward) {
+  settlement_row s;
+  s.candidate = id;
+  s.task = "cpu/relu";
+  s.verdict = verdict;
+  s.reward = reward;
+  s.reason = verdict == "Hack" ? "defence timing_stream fired" : "";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the fleet and the queues are the hub's last copy") {
+  const auto t0 = clock::now();
+  board b({}, t0);
+  CHECK_FALSE(b.fleet()["hub"].get<bool>());
+  b.update_hub({{"evaluator-0", "Evaluator", "n1", "busy", {{"measure", "job-1"}}, 0, 0.1}},
+               {{"measure", 3, 1, 0, 4, 2, 1}}, t0 + 1s);
+  auto f = b.fleet();
+  CHECK(f["hub"].get<bool>());
+  REQUIRE(f["peers"].size() == 1);
+  CHECK(f["peers"][0]["role"] == "Evaluator");
+  CHECK(f["peers"][0]["state"] == "busy");
+  CHECK(f["peers"][0]["jobs"][0]["id"] == "job-1");
+  auto q = b.queues();
+  CHECK(q["queued"] == 3);
+  CHECK(q["in_flight"] == 1);
+  CHECK(q["kinds"][0]["requeued"] == 1);
+}
+
+TEST_CASE("throughput is the rate over the window ending at each sample") {
+  const auto t0 = clock::now();
+  board b({.rate_window_s = 10}, t0);
+  b.update_hub({}, {{"measure", 0, 0, 0, 0, 0, 0}}, t0);
+  b.add_settlement(settled("a", "Success", 1.5));
+  b.add_settlement(settled("b", "Failure", 0));
+  b.update_hub({}, {{"measure", 0, 0, 0, 10, 10, 0}}, t0 + 5s);
+  auto tp = b.throughput();
+  REQUIRE(tp["t"].size() == 2);
+  CHECK(tp["jobs_per_s"]["measure"][0].get<double>() == 0);
+  CHECK(tp["jobs_per_s"]["measure"][1].get<double>() == doctest::Approx(2.0));
+  CHECK(tp["settled_per_min"][1].get<double>() == doctest::Approx(24.0));
+}
+
+TEST_CASE("settlements come newest first with their verdicts, and the reward curve keeps a running mean") {
+  board b({.max_settlements = 3, .reward_window = 2});
+  b.add_settlement(settled("a", "Success", 2));
+  b.add_settlement(settled("b", "Hack", 0));
+  b.add_settlement(settled("c", "Success", 1));
+  b.add_settlement(settled("d", "Failure", 0));
+  auto s = b.settlements(2);
+  CHECK(s["total"] == 4);
+  CHECK(s["verdicts"]["Success"] == 2);
+  REQUIRE(s["newest"].size() == 2);
+  CHECK(s["newest"][0]["candidate"] == "d");
+  CHECK(s["newest"][1]["verdict"] == "Success");
+  auto r = b.rewards();
+  CHECK(r["first_index"] == 1);  // "a" fell off the kept window
+  CHECK(r["reward"] == nlohmann::json::array({0.0, 1.0, 0.0}));
+  CHECK(r["mean"] == nlohmann::json::array({0.0, 0.5, 0.5}));
+}
+
+TEST_CASE("exemplar buckets come from the source for every task settled, or say there is none") {
+  board b;
+  CHECK_FALSE(b.exemplars()["available"].get<bool>());
+  b.add_settlement(settled("a", "Success", 1.2));
+  std::vector<std::string> asked;
+  b.set_exemplar_source([&](const std::vector<std::string>& tasks) -> result<std::vector<task_buckets>> {
+    asked = tasks;
+    return std::vector<task_buckets>{{"cpu/relu", {{12, 1.2, 1.3, 1.25, 2}}}};
+  });
+  auto ex = b.exemplars();
+  CHECK(asked == std::vector<std::string>{"cpu/relu"});
+  CHECK(ex["available"].get<bool>());
+  CHECK(ex["tasks"][0]["buckets"][0]["count"] == 2);
+  b.set_exemplar_source([](const std::vector<std::string>&) -> result<std::vector<task_buckets>> {
+    return make_error(errc::io, "store closed");
+  });
+  CHECK(b.exemplars()["error"].get<std::string>().find("store closed") != std::string::npos);
+}
