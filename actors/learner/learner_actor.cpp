@@ -5,6 +5,7 @@
 #include <chrono>
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include "actors/learner/learner_metrics.hpp"
 #include "actors/learner/learner_wire.hpp"
@@ -26,6 +27,7 @@ struct engine {
   publication latest;
   publish_hook on_publish;
   std::unique_ptr<learner_metrics> metrics;  // null: metrics off
+  bool checkpoint_failed = false;            // the last checkpoint due could not be written
 };
 
 policy::model_placement placement_of(const learner_options& o) {
@@ -60,13 +62,29 @@ weight_publisher_options publisher_options(const learner_options& o) {
   return p;
 }
 
+// Every checkpoint_every versions. A checkpoint that cannot be written (a
+// full disk) does not fail the step: the groups were trained into the
+// policy in memory, which is all their answer says (a checkpoint was never
+// their record: a learner killed between checkpoints resumes from the last
+// one). It logs the error, and the next due version tries again.
+void checkpoint_if_due(engine& e) {
+  const auto& o = e.options;
+  if (o.checkpoint_dir.empty() || o.checkpoint_every == 0 || e.train->version() % o.checkpoint_every != 0) return;
+  auto saved = e.train->save_checkpoint(o.checkpoint_dir);
+  if (!saved) {
+    spdlog::error("learner: checkpoint of version {} failed, training goes on and version {} tries again: {}",
+                  e.train->version(), e.train->version() + o.checkpoint_every, saved.error().text());
+    e.checkpoint_failed = true;
+  } else if (std::exchange(e.checkpoint_failed, false)) {
+    spdlog::info("learner: checkpoints write again (version {} in {})", e.train->version(), o.checkpoint_dir);
+  }
+}
+
 // Metrics, checkpoint and publication after a version.
 status after_version(engine& e, const step_report& report) {
   if (!e.options.metrics_file.empty()) CRUCIBLE_TRY(append_metrics(e.options.metrics_file, report));
   spdlog::info("learner: {}", report.json());
-  if (!e.options.checkpoint_dir.empty() && e.options.checkpoint_every > 0 &&
-      e.train->version() % e.options.checkpoint_every == 0)
-    CRUCIBLE_TRY(e.train->save_checkpoint(e.options.checkpoint_dir));
+  checkpoint_if_due(e);
   return publish(e);
 }
 

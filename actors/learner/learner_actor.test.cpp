@@ -109,5 +109,32 @@ TEST_CASE("the learner actor trains per batch, publishes each version in chunks,
   self->send_exit(*actor, caf::exit_reason::user_shutdown);
 }
 
+TEST_CASE("a checkpoint that cannot be written does not fail the training step: its groups are answered trained") {
+  torch::set_num_threads(1);
+  policy::testing::scratch_dir dir;
+  auto initial = testing::tiny_policy(43);
+  REQUIRE(policy::save_causal_lm(*initial, dir / "policy").ok());
+  learner_options o = testing::tiny_options();
+  o.policy = (dir / "policy").string();
+  o.groups_per_batch = 1;
+  o.checkpoint_dir = (dir / "not-a-folder").string();  // a file: no checkpoint can go there
+  o.checkpoint_every = 1;
+  policy::testing::write_file(o.checkpoint_dir, "x");
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto actor = spawn_learner_actor(sys, o);
+  REQUIRE_MESSAGE(actor.ok(), (actor.ok() ? "" : actor.error().text()));
+  caf::scoped_actor self{sys};
+  for (std::uint64_t version = 0; version < 2; ++version) {
+    auto group = testing::sample_groups(*initial, version, 70 + version, 1, 4, 6)[0];
+    auto reply = ask<learner_reply>(self, *actor, group_atom::value, group);
+    CHECK_MESSAGE(reply.ok, reply.text);
+    CHECK(reply.text == "trained in version " + std::to_string(version + 1));
+  }
+  CHECK(ask<publication>(self, *actor, latest_atom::value).version == 2);
+  self->send_exit(*actor, caf::exit_reason::user_shutdown);
+}
+
 }  // namespace
 }  // namespace crucible::learner

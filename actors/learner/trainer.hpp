@@ -79,7 +79,9 @@ class trainer {
   // optimizer state, RNG states, counters, reward window) through a
   // temporary folder renamed into place, then points `dir`/latest at it, so
   // a kill -9 at any moment leaves the previous checkpoint usable. Only rank
-  // 0 writes. io or internal.
+  // 0 writes. io (naming the file and the OS's reason, e.g. "No space left
+  // on device") or internal; a failed save removes its temporary folder and
+  // leaves `latest` and the checkpoint it names as they were.
   status save_checkpoint(const std::filesystem::path& dir) const;
   // Restores the state of the checkpoint `dir`/latest names into this
   // trainer (built on a policy of the same architecture, e.g. loaded from
@@ -98,6 +100,7 @@ class trainer {
   ~trainer();
 
  private:
+  status write_checkpoint(const std::filesystem::path& tmp) const;  // save_checkpoint's files
   struct prepared;  // a sample ready for the network (trainer.cpp)
   trainer(std::shared_ptr<policy::causal_lm> model, std::shared_ptr<policy::causal_lm> reference,
           const learner_options& options, collective* dp);

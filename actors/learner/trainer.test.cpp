@@ -9,12 +9,14 @@
 
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <deque>
 #include <fstream>
 #include <map>
 
 #include "actors/policy/test_support.hpp"
+#include "tests/support/small_fs.hpp"
 
 extern char** environ;
 
@@ -211,6 +213,66 @@ TEST_CASE("a run stopped and resumed from its checkpoint in a new trainer repeat
     INFO("step " << 3 + i);
     CHECK(rest[static_cast<std::size_t>(i)] == all[static_cast<std::size_t>(3 + i)]);
   }
+}
+
+// A checkpoint on a full disk (a small tmpfs of its own): "" when it behaves,
+// else what went wrong. Runs in a forked child (below): only a
+// single-threaded process may enter the user namespace small_fs needs, and
+// this binary's libraries start threads when they load.
+std::string checkpoint_on_full_disk() {
+  auto fs = crucible::testing::small_fs::make("checkpoints", 8u << 20);
+  if (!fs) return "no small file system of the test's own: " + crucible::testing::small_fs::why();
+  torch::set_num_threads(1);
+  const std::filesystem::path dir = fs->path() + "/checkpoints";
+  auto o = tiny_options();
+  o.kl_beta = 0.05;
+  auto t = trainer::create(tiny_policy(31), nullptr, o);
+  if (!t) return t.error().text();
+  grpo_steps(**t, 0, 1);
+  if (auto s = (*t)->save_checkpoint(dir); !s) return "first checkpoint: " + s.error().text();
+  const std::string first = policy::testing::read_file(dir / "latest");
+  grpo_steps(**t, 1, 2);
+
+  fs->fill();
+  auto failed = (*t)->save_checkpoint(dir);
+  if (failed.ok()) return "a checkpoint on a full disk succeeded";
+  const std::string why = failed.error().text();
+  if (failed.error().code != errc::io || why.find(dir.string() + "/step-") == std::string::npos ||
+      why.find("No space left on device") == std::string::npos)
+    return "the error does not name the file and the reason: " + why;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".tmp") return "left behind: " + entry.path().string();
+  if (policy::testing::read_file(dir / "latest") != first) return "latest changed on the full disk";
+  fs->release();
+
+  if (auto s = (*t)->save_checkpoint(dir); !s) return "after space returned: " + s.error().text();
+  if (policy::testing::read_file(dir / "latest") == first) return "latest did not move after space returned";
+  auto resumed = trainer::create(tiny_policy(31), nullptr, o);
+  if (!resumed) return resumed.error().text();
+  if (auto s = (*resumed)->load_checkpoint(dir); !s) return "loading the new checkpoint: " + s.error().text();
+  if ((*resumed)->version() != (*t)->version()) return "the new checkpoint holds another version";
+  return {};
+}
+
+TEST_CASE("a checkpoint on a full disk fails naming the file and the reason, leaves no temporary folder and the previous checkpoint, and writes again when space returns") {
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(out[0]);
+    const std::string why = checkpoint_on_full_disk();
+    if (!why.empty()) (void)!::write(out[1], why.data(), why.size());
+    ::_exit(why.empty() ? 0 : 1);
+  }
+  ::close(out[1]);
+  std::string why;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) why.append(buf, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "status " << status << ": " << why);
 }
 
 // Runs learner_resume_probe to completion; returns its wait status.

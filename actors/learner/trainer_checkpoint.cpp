@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "runtime/base/remove_tree.hpp"
+#include "runtime/base/write_file.hpp"
 #include "actors/learner/trainer.hpp"
 
 namespace crucible::learner {
@@ -32,11 +33,9 @@ policy::save_options exact_dtype(const policy::causal_lm& model) {
 
 status write_text(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return make_error(errc::io, tmp.string() + ": cannot write");
+  if (auto s = write_file(tmp, text); !s) {
+    std::remove(tmp.c_str());
+    return s;
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
@@ -77,6 +76,14 @@ status load_weights_into(const fs::path& dir, policy::causal_lm& model) {
   return status::success();
 }
 
+// A LibTorch archive, serialized in memory and written with write_file (whose
+// error names the OS's reason; LibTorch's own writer says only that it failed).
+status save_archive(torch::serialize::OutputArchive& archive, const fs::path& path) {
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return write_file(path, bytes.str());
+}
+
 }  // namespace
 
 result<fs::path> latest_checkpoint_weights(const fs::path& dir) {
@@ -85,42 +92,53 @@ result<fs::path> latest_checkpoint_weights(const fs::path& dir) {
   return *step / "policy";
 }
 
-status trainer::save_checkpoint(const fs::path& dir) const try {
-  if (dp_ && dp_->rank() != 0) return status::success();
-  const std::string name = "step-" + std::to_string(optimizer_steps_);
-  const fs::path tmp = dir / (name + ".tmp"), final_dir = dir / name;
+// Everything of a checkpoint into the folder tmp (save_checkpoint renames it).
+status trainer::write_checkpoint(const fs::path& tmp) const {
   std::error_code ec;
-  remove_tree(tmp);
   fs::create_directories(tmp, ec);
   if (ec) return make_error(errc::io, tmp.string() + ": cannot create: " + ec.message());
-
   CRUCIBLE_TRY(policy::save_causal_lm(*model_, tmp / "policy", exact_dtype(*model_)));
   if (reference_) CRUCIBLE_TRY(policy::save_causal_lm(*reference_, tmp / "reference", exact_dtype(*reference_)));
   {
     torch::serialize::OutputArchive archive;
     optimizer_->save(archive);
-    archive.save_to((tmp / "optimizer.pt").string());
+    CRUCIBLE_TRY(save_archive(archive, tmp / "optimizer.pt"));
   }
   {
     torch::serialize::OutputArchive archive;
     auto gen = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(gen.mutex());
     archive.write("cpu", gen.get_state());
-    archive.save_to((tmp / "rng.pt").string());
+    CRUCIBLE_TRY(save_archive(archive, tmp / "rng.pt"));
   }
   json state = {{"version", version_},
                 {"optimizer_steps", optimizer_steps_},
                 {"objective", to_string(options_.objective)},
                 {"reward_window", rewards_.values()},
                 {"groups_trained", gate_.trained()}};
-  CRUCIBLE_TRY(write_text(tmp / "state.json", state.dump(1)));
+  return write_text(tmp / "state.json", state.dump(1));
+}
 
+status trainer::save_checkpoint(const fs::path& dir) const {
+  if (dp_ && dp_->rank() != 0) return status::success();
+  const std::string name = "step-" + std::to_string(optimizer_steps_);
+  const fs::path tmp = dir / (name + ".tmp"), final_dir = dir / name;
+  remove_tree(tmp);
+  status written;
+  try {
+    written = write_checkpoint(tmp);
+  } catch (const c10::Error& e) {
+    written = make_error(errc::internal, dir.string() + ": checkpoint: LibTorch: " + e.what_without_backtrace());
+  }
+  if (!written) {
+    remove_tree(tmp);  // a full disk gets its space back; `latest` still names the previous checkpoint
+    return written;
+  }
+  std::error_code ec;
   remove_tree(final_dir);
   fs::rename(tmp, final_dir, ec);
   if (ec) return make_error(errc::io, final_dir.string() + ": cannot rename into place: " + ec.message());
   return write_text(dir / "latest", name + "\n");
-} catch (const c10::Error& e) {
-  return make_error(errc::internal, dir.string() + ": checkpoint: LibTorch: " + e.what_without_backtrace());
 }
 
 status trainer::load_checkpoint(const fs::path& dir) try {

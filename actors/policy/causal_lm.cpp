@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "actors/policy/checkpoint_weights.hpp"
+#include "runtime/base/write_file.hpp"
 
 // scaled_dot_product_attention arrived in PyTorch 2.0.
 #if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
@@ -552,11 +553,7 @@ status save_causal_lm_files(const causal_lm& model, const fs::path& dir, dtype o
   if (config.is_discarded()) config = config_to_json(model.config());
   if (config.contains("torch_dtype")) config["torch_dtype"] = dtype_name(out_type);
   if (config.contains("dtype") || !config.contains("torch_dtype")) config["dtype"] = dtype_name(out_type);
-  {
-    std::ofstream out(dir / "config.json", std::ios::trunc);
-    out << config.dump(2) << "\n";
-    if (!out) return make_error(errc::io, (dir / "config.json").string() + ": write failed");
-  }
+  CRUCIBLE_TRY(write_file(dir / "config.json", config.dump(2) + "\n"));
   if (options.tokenizer_from) {
     const auto& from = *options.tokenizer_from;
     if (!fs::exists(from / "tokenizer.json")) {

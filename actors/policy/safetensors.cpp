@@ -13,6 +13,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "runtime/base/write_file.hpp"
+
 namespace crucible::policy {
 namespace {
 
@@ -296,14 +298,12 @@ status write_safetensors(const std::filesystem::path& path, std::span<const tens
 
   auto tmp = path;
   tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(errc::io, tmp.string() + ": cannot open for writing");
-    out.write(layout->header.data(), static_cast<std::streamsize>(layout->header.size()));
-    for (std::size_t i : order)
-      out.write(reinterpret_cast<const char*>(tensors[i].bytes.data()), static_cast<std::streamsize>(tensors[i].bytes.size()));
-    out.flush();
-    if (!out) return make_error(errc::io, tmp.string() + ": write failed");
+  std::vector<std::string_view> parts{layout->header};
+  for (std::size_t i : order)
+    parts.emplace_back(reinterpret_cast<const char*>(tensors[i].bytes.data()), tensors[i].bytes.size());
+  if (auto s = write_file(tmp, parts); !s) {
+    std::remove(tmp.c_str());
+    return s;
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
