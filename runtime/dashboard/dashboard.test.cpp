@@ -25,21 +25,6 @@ using nlohmann::json;
 
 namespace {
 
-// configs/quickstart.toml with absolute paths and `set` replacing lines.
-std::string loop_config(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& set) {
-  const std::string source = CRUCIBLE_SOURCE_DIR;
-  std::string text = read_file(source + "/configs/quickstart.toml");
-  text = std::regex_replace(text, std::regex("\"configs/"), "\"" + source + "/configs/");
-  for (const auto& [key, value] : set) {
-    std::regex line("(^|\n)" + key + " = [^\n]*");
-    REQUIRE_MESSAGE(std::regex_search(text, line), "configs/quickstart.toml has no key " << key);
-    text = std::regex_replace(text, line, "$1" + key + " = " + value);
-  }
-  const std::string path = dir + "/loop.toml";
-  std::ofstream(path) << text;
-  return path;
-}
-
 json get_json(int port, const std::string& path) {
   httplib::Client client("127.0.0.1", port);
   client.set_connection_timeout(5);
@@ -77,7 +62,7 @@ TEST_CASE("a running loop's dashboard shows its fleet, queues and settlements, i
   const std::string browser = chromium();
   REQUIRE_MESSAGE(!browser.empty(), "no chromium: tools/setup.sh installs Debian's");
   const std::string dir = temp_dir("dashboard");
-  const std::string config = loop_config(dir, {{"sft_data", "\"\""},
+  const std::string config = quickstart_config(dir, {{"sft_data", "\"\""},
                                                {"groups", "0"},
                                                {"rollouts", "1"},
                                                {"group_size", "2"},

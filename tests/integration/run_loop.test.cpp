@@ -22,22 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// configs/quickstart.toml with its relative paths made absolute and `set`
-// (KEY = VALUE lines, KEY unique in the file) replacing lines.
-std::string quickstart_config(const std::string& dir, const std::map<std::string, std::string>& set) {
-  const std::string source = CRUCIBLE_SOURCE_DIR;
-  std::string text = read_file(source + "/configs/quickstart.toml");
-  text = std::regex_replace(text, std::regex("\"configs/"), "\"" + source + "/configs/");
-  for (const auto& [key, value] : set) {
-    std::regex line("(^|\n)" + key + " = [^\n]*");
-    REQUIRE_MESSAGE(std::regex_search(text, line), "configs/quickstart.toml has no key " << key);
-    text = std::regex_replace(text, line, "$1" + key + " = " + value);
-  }
-  const std::string path = dir + "/quickstart.toml";
-  std::ofstream(path) << text;
-  return path;
-}
-
 std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> out;
   std::istringstream in(read_file(path));

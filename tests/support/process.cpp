@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
+#include <stdexcept>
 #include <sstream>
 #include <thread>
 
@@ -158,6 +160,20 @@ int pick_port() {
 }
 
 std::string crucible_binary() { return std::string(CRUCIBLE_BINARY_DIR) + "/bin/crucible"; }
+
+std::string quickstart_config(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& set) {
+  const std::string source = CRUCIBLE_SOURCE_DIR;
+  std::string text = read_file(source + "/configs/quickstart.toml");
+  text = std::regex_replace(text, std::regex("\"configs/"), "\"" + source + "/configs/");
+  for (const auto& [key, value] : set) {
+    std::regex line("(^|\n)" + key + " = [^\n]*");
+    if (!std::regex_search(text, line)) throw std::runtime_error("configs/quickstart.toml has no key " + key);
+    text = std::regex_replace(text, line, "$1" + key + " = " + value);
+  }
+  const std::string path = dir + "/quickstart.toml";
+  std::ofstream(path) << text;
+  return path;
+}
 
 std::unique_ptr<child> start_worker(const std::string& config, const std::string& address, const std::string& name,
                                     int slots, const std::string& log) {

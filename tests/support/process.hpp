@@ -47,6 +47,12 @@ int pick_port();
 // build/bin/crucible
 std::string crucible_binary();
 
+// configs/quickstart.toml written to DIR/quickstart.toml with its relative
+// paths made absolute and `set` (KEY = VALUE lines, KEY unique in the file)
+// replacing lines; the path written. Throws std::runtime_error naming a key
+// the file lacks. Used by the loop and dashboard tests.
+std::string quickstart_config(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& set);
+
 // `crucible worker` (echo, sleep jobs) joined to the hub at address, logging
 // at debug level to log; null when it did not register within 10 s.
 std::unique_ptr<child> start_worker(const std::string& config, const std::string& address, const std::string& name,
