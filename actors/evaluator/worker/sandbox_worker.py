@@ -196,6 +196,9 @@ def protected_state():
 # Armed only while candidate code runs; the only writable place is the scratch
 # directory (cwd, HOME and TMPDIR of this process).
 GUARD = D.Guard([os.getcwd(), os.environ.get("TMPDIR"), os.environ.get("HOME")])
+# Every Python thread started from here on has its origin recorded
+# (background_threads: a first call may leave torch's own threads).
+D.watch_origins()
 # load_inline/load for task and candidate code (extensions.py); where it
 # builds is set by LoadCandidate or CompileCandidate.
 BUILDS = extensions.Builds(GUARD)
@@ -408,7 +411,8 @@ def on_load_candidate(req):
     S.cand_settings = settings.own_of(snapshot_state())
     reset_global_state()
     S.protected = D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
-    raise_violations(GUARD.take() + D.new_threads(census) + integrity(values=True))
+    raise_violations(GUARD.take() + D.new_threads(census, candidate_file=GUARD.candidate_file) +
+                     integrity(values=True))
     # Everything alive now (torch, task, candidate) moves to gc's permanent
     # generation, so that the collections before each timing request and in
     # the retained-output check scan only what the rounds made: a full
@@ -603,7 +607,8 @@ def call_candidate(inputs):
         violations.insert(0, D.Violation("thread_count", "the candidate set %d threads; the reference gets %d" %
                                          (torch.get_num_threads(), S.threads)))
     S.candidate_calls += 1
-    raise_violations(violations + D.new_threads(census, S.candidate_calls > 1) + S.fingerprint.check() +
+    raise_violations(violations + D.new_threads(census, S.candidate_calls == 1, GUARD.candidate_file) +
+                     S.fingerprint.check() +
                      S.model_fingerprint.buffer_violations())
     if failure is not None:
         raise failure

@@ -28,7 +28,7 @@ from . import (background_threads, global_state, input_mutation, introspection, 
                output_type, poisoned_memory, reference_integrity, sandbox_filesystem, sandbox_network,
                sandbox_process, task_fingerprint)
 from .audit_guard import Guard
-from .background_threads import native_threads, new_threads, thread_census
+from .background_threads import native_threads, new_threads, thread_census, watch_origins
 from .global_state import CudaLimits
 from .input_mutation import same_values
 from .namespace_integrity import Fingerprint
