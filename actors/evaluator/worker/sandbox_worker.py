@@ -411,8 +411,7 @@ def on_load_candidate(req):
     S.cand_settings = settings.own_of(snapshot_state())
     reset_global_state()
     S.protected = D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
-    raise_violations(GUARD.take() + D.new_threads(census, candidate_file=GUARD.candidate_file) +
-                     integrity(values=True))
+    raise_violations(GUARD.take() + D.new_threads(census, torch_threads=True) + integrity(values=True))
     # Everything alive now (torch, task, candidate) moves to gc's permanent
     # generation, so that the collections before each timing request and in
     # the retained-output check scan only what the rounds made: a full
@@ -607,9 +606,9 @@ def call_candidate(inputs):
         violations.insert(0, D.Violation("thread_count", "the candidate set %d threads; the reference gets %d" %
                                          (torch.get_num_threads(), S.threads)))
     S.candidate_calls += 1
-    raise_violations(violations + D.new_threads(census, S.candidate_calls == 1, GUARD.candidate_file) +
-                     S.fingerprint.check() +
-                     S.model_fingerprint.buffer_violations())
+    first = S.candidate_calls == 1
+    raise_violations(violations + D.new_threads(census, torch_threads=first, native_pools=first) +
+                     S.fingerprint.check() + S.model_fingerprint.buffer_violations())
     if failure is not None:
         raise failure
     return out, seconds
