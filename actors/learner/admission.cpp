@@ -20,6 +20,17 @@ bool staleness_gate::try_start(std::uint64_t rollout_version) {
   return true;
 }
 
+void staleness_gate::trained(const std::vector<std::string>& group_ids, std::uint64_t version) {
+  trained(group_ids.size());
+  for (const auto& id : group_ids) trained_groups_[id] = version;
+}
+
+std::optional<std::uint64_t> staleness_gate::trained_in(const std::string& group_id) const {
+  auto it = trained_groups_.find(group_id);
+  if (it == trained_groups_.end()) return std::nullopt;
+  return it->second;
+}
+
 void staleness_gate::cancel_start() {
   if (started_ > 0) --started_;
 }

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "actors/learner/rollout_batch.hpp"
 #include "runtime/base/result.hpp"
@@ -35,6 +38,16 @@ class staleness_gate {
   // `groups` started groups were trained on (the learner calls this after
   // each step, before its checkpoint).
   void trained(std::uint64_t groups) { trained_ += groups; }
+  // The same, naming the groups and the version they went into. Checkpoints
+  // keep these ids, so that a group the hub delivers again after a restart
+  // (the learner was killed after the checkpoint holding it and before its
+  // answer reached the hub) is answered with that version instead of being
+  // trained twice. One entry per group of the run (about 40 bytes each in
+  // state.json).
+  void trained(const std::vector<std::string>& group_ids, std::uint64_t version);
+  // The version a group went into, if it was trained.
+  std::optional<std::uint64_t> trained_in(const std::string& group_id) const;
+  const std::map<std::string, std::uint64_t>& trained_groups() const { return trained_groups_; }
 
   std::uint64_t started() const { return started_; }
   std::uint64_t trained() const { return trained_; }
@@ -45,13 +58,17 @@ class staleness_gate {
   // would close the gate for good (a resumed quick-start waited forever).
   // Counting too few only lets rollouts start a little early; admit() still
   // refuses any group that is too stale when it arrives.
-  void restore(std::uint64_t trained) { started_ = trained_ = trained; }
+  void restore(std::uint64_t trained, std::map<std::string, std::uint64_t> groups = {}) {
+    started_ = trained_ = trained;
+    trained_groups_ = std::move(groups);
+  }
 
  private:
   std::uint64_t max_staleness_;
   std::uint64_t groups_per_batch_;
   std::uint64_t started_ = 0;
   std::uint64_t trained_ = 0;
+  std::map<std::string, std::uint64_t> trained_groups_;  // group id -> version it went into
 };
 
 }  // namespace crucible::learner

@@ -141,7 +141,10 @@ void train_pending(learner_pointer self) {
     st.pending.erase(st.pending.begin(), st.pending.begin() + static_cast<std::ptrdiff_t>(batch_size));
     auto report = e.options.objective == stage::reinforce ? e.train->train_reinforce(batch) : e.train->train_grpo(batch);
     learner_reply reply;
-    if (report) e.train->gate().trained(batch.size());
+    if (report) {
+      for (const auto& g : batch) report->groups.push_back(g.group_id);
+      e.train->gate().trained(report->groups, e.train->version());
+    }
     if (report && e.metrics) e.metrics->record_step(*report, batch.size());
     if (!report) {
       reply.text = report.error().text();
@@ -161,6 +164,8 @@ learner_actor::behavior_type learner_behavior(learner_pointer self, std::shared_
   return {
       [self](group_atom, const rollout_group& group) -> caf::result<learner_reply> {
         auto& e = *self->state.e;
+        // Delivered again after a restart: trained already, into a checkpointed version.
+        if (auto v = e.train->gate().trained_in(group.group_id)) return learner_reply{true, trained_text(*v), {}};
         if (auto s = e.train->gate().admit(group, e.train->version()); !s)
           return learner_reply{false, s.error().text(), {}};
         auto promise = self->make_response_promise<learner_reply>();

@@ -122,6 +122,22 @@ TEST_CASE("a rollout may start groups while they would be trained within max_sta
   CHECK(gate.started() == 6);
 }
 
+TEST_CASE("a group trained before a restart is known to the restored gate with its version, so it is not trained twice") {
+  staleness_gate gate(2, 2);
+  gate.trained(std::vector<std::string>{"ro/g0-v0", "ro/g1-v0"}, 1);
+  gate.trained(std::vector<std::string>{"ro/g2-v1", "other/g0-v1"}, 2);
+  CHECK(gate.trained() == 4);
+  CHECK(gate.trained_in("ro/g2-v1") == std::optional<std::uint64_t>(2));
+  // The checkpoint keeps the ids (state.json "trained_groups"); the learner
+  // restarted from it answers a group the hub delivers again with its version.
+  staleness_gate restored(2, 2);
+  restored.restore(gate.trained(), gate.trained_groups());
+  CHECK(restored.trained_in("ro/g0-v0") == std::optional<std::uint64_t>(1));
+  CHECK(restored.trained_in("other/g0-v1") == std::optional<std::uint64_t>(2));
+  CHECK_FALSE(restored.trained_in("ro/g3-v1"));
+  CHECK(restored.started() == 4);
+}
+
 TEST_CASE("a restored gate counts only trained groups as started, so groups started again after a crash fit") {
   staleness_gate gate(2, 2);
   for (int i = 0; i < 6; ++i) CHECK(gate.try_start(0));  // (0 + 2 + 1) * 2

@@ -16,6 +16,7 @@ std::string step_report::json() const {
       {"staleness", stale}, {"sequences", sequences}, {"tokens", tokens}, {"seconds", seconds},
       {"tokens_per_second", tokens_per_second},
   };
+  if (!groups.empty()) j["groups"] = groups;
   return j.dump();
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "runtime/base/result.hpp"
 
@@ -31,6 +32,10 @@ struct step_report {
   std::uint64_t tokens = 0;          // prompt and completion tokens through the network
   double seconds = 0;                // wall time of the step
   double tokens_per_second = 0;
+  // Ids of the rollout groups trained in this step (GRPO, REINFORCE; the
+  // learner actor fills it): with one line a version in metrics.jsonl, which
+  // group went into which version (the chaos test reads it).
+  std::vector<std::string> groups;
 
   std::string json() const;  // one line, every field
 };

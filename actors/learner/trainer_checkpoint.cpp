@@ -115,7 +115,8 @@ status trainer::write_checkpoint(const fs::path& tmp) const {
                 {"optimizer_steps", optimizer_steps_},
                 {"objective", to_string(options_.objective)},
                 {"reward_window", rewards_.values()},
-                {"groups_trained", gate_.trained()}};
+                {"groups_trained", gate_.trained()},
+                {"trained_groups", gate_.trained_groups()}};
   return write_text(tmp / "state.json", state.dump(1));
 }
 
@@ -174,7 +175,8 @@ status trainer::load_checkpoint(const fs::path& dir) try {
   version_ = state["version"].get<std::uint64_t>();
   optimizer_steps_ = state["optimizer_steps"].get<std::uint64_t>();
   rewards_.restore(state["reward_window"].get<std::vector<double>>());
-  gate_.restore(state.value("groups_trained", std::uint64_t{0}));
+  gate_.restore(state.value("groups_trained", std::uint64_t{0}),
+                state.value("trained_groups", std::map<std::string, std::uint64_t>{}));
   return status::success();
 } catch (const c10::Error& e) {
   return make_error(errc::corrupt, dir.string() + ": checkpoint: LibTorch: " + e.what_without_backtrace());

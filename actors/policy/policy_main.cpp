@@ -1,7 +1,9 @@
 // crucible-policy: the policy's tools in a binary of their own, for machines
 // that build only the policy (tools/gpu/policy_gpu.sh) until runtime/cli
 // registers them in `crucible`: generate, tokenize, save (load and save back,
-// the round trip transformers checks) and bench-generate.
+// the round trip transformers checks), init (random weights for a folder of
+// config.json and tokenizer.json, as `crucible run` makes them; the chaos
+// test starts its learner and rollouts from one) and bench-generate.
 #include "runtime/base/compute_tuning.hpp"
 #include <dlfcn.h>
 
@@ -88,7 +90,7 @@ int run_bench(const bench_request& r) {
 
 int main(int argc, char** argv) {
   crucible::tune_process_for_compute();
-  CLI::App app{"crucible-policy: the policy's generate, tokenize, save and bench-generate commands"};
+  CLI::App app{"crucible-policy: the policy's generate, tokenize, save, init and bench-generate commands"};
   app.require_subcommand(1);
   add_generate_command(app);
   add_tokenize_command(app);
@@ -112,6 +114,21 @@ int main(int argc, char** argv) {
     if (save_dtype == "float16") options.tensor_dtype = crucible::policy::dtype::f16;
     if (auto s = loaded->save(to, options); !s) {
       std::cerr << "crucible-policy save: " << s.error().text() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+  });
+
+  std::string init_from, init_to;
+  std::uint64_t init_seed = 0;
+  CLI::App* init = app.add_subcommand("init", "Random weights for a folder holding config.json and tokenizer.json");
+  init->add_option("--model", init_from, "Folder with config.json and tokenizer.json")->required();
+  init->add_option("--out", init_to, "Folder to write (weights, config, tokenizer)")->required();
+  init->add_option("--seed", init_seed, "Seed of the weights")->capture_default_str();
+  init->callback([&] {
+    auto made = policy::initialize(init_from, init_seed);
+    auto saved = made ? made->save(init_to) : crucible::status(made.error());
+    if (!saved) {
+      std::cerr << "crucible-policy init: " << saved.error().text() << "\n";
       throw CLI::RuntimeError(1);
     }
   });

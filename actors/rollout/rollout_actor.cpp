@@ -388,7 +388,12 @@ void finish_group(rollout_actor_t* self) {
     acknowledge(st, g.job_ids);
     write_state(st, st.next_group);
   } else {
-    std::string job = "group/" + g.id;
+    // The learner job is named by the group's number, not by the version
+    // that sampled it: a restarted rollout that samples group N again with
+    // newer weights (its state file says N until the learner answers)
+    // resubmits the same job, which the hub answers once, so the learner
+    // trains group N once (the chaos test trained such groups twice).
+    std::string job = fmt::format("group/{}/g{}", st.self_name, g.number);
     st.n.samples_sent += done.size();
     ++st.n.groups_sent;
     auto payload = group_envelope(g.id, g.task->id, st.self_name, st.version, done, st.self_name);
