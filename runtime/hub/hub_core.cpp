@@ -350,13 +350,18 @@ void hub_core::on_tick(clock::time_point now) {
     peers_.erase(name);
   }
   // Dispatches the worker never confirmed (seq beyond what it reports seeing).
+  // The slot each held stays taken until the worker reports again: a worker
+  // that fell silent would otherwise get the next job, or this one, back.
   for (auto& [name, p] : peers_) {
     std::vector<std::string> lost;
     for (auto& [id, seq] : p.assigned) {
       job* j = find_job(id);
       if (j && seq > p.last_seq && now - j->dispatched_at > options_.redispatch_after) lost.push_back(id);
     }
-    for (auto& id : lost) requeue(*find_job(id));
+    for (auto& id : lost) {
+      requeue(*find_job(id));
+      if (p.free_slots > 0) --p.free_slots;
+    }
   }
   if (recovery_ends_ != clock::time_point{} && now >= recovery_ends_) {
     recovery_ends_ = {};

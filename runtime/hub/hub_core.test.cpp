@@ -227,6 +227,31 @@ TEST_CASE("a dispatch the worker never saw is sent again") {
   CHECK(str(jobs[0]->payload_as_Job()->job_id()) == "j1");
 }
 
+TEST_CASE("a worker silent since a dispatch it never confirmed gets no more jobs once that job is re-queued") {
+  fixture f;
+  f.options.dead_after = 10000ms;  // silent, not yet dead
+  f.restart();
+  f.deliver("c", reg("c", {}, 0));
+  f.deliver("a", reg("a", {"echo"}, 1));
+  REQUIRE(sent(f.deliver("c", submit("c", "j1")), "a", m::Payload::Job).size() == 1);  // never confirmed
+  f.deliver("b", reg("b", {"echo"}, 1));
+  f.now += f.options.redispatch_after;
+  f.deliver("b", credit("b", 1, 0));
+  f.deliver("c", credit("c", 0, 0));
+  // j1 goes to b; a, which never reported its slot free, gets it back only
+  // when it reports again, not from the re-queue.
+  auto& out = f.tick(1ms);
+  CHECK(sent(out, "a", m::Payload::Job).empty());
+  auto jobs = sent(out, "b", m::Payload::Job);
+  REQUIRE(jobs.size() == 1);
+  CHECK(str(jobs[0]->payload_as_Job()->job_id()) == "j1");
+  CHECK(f.hub->counters().requeued == 1);
+  CHECK(sent(f.deliver("c", submit("c", "j2")), "a", m::Payload::Job).empty());
+  // Once a reports (a free slot, and the highest sequence it has seen:
+  // none), it is a worker with credit again.
+  CHECK(sent(f.deliver("a", credit("a", 1, 0)), "a", m::Payload::Job).size() == 1);
+}
+
 TEST_CASE("a message from a peer that has not registered is refused with UnknownPeer") {
   fixture f;
   auto rej = sent(f.deliver("x", credit("x", 1, 0)), "x", m::Payload::Reject);
