@@ -22,6 +22,7 @@ packages=(
   prometheus-cpp-dev  # every role's /metrics endpoint (runtime/metrics)
   libseccomp-dev  # the sandbox's syscall filter (actors/evaluator/containment.hpp)
   chromium  # renders the dashboard in its test (runtime/dashboard/dashboard.test.cpp)
+  iproute2  # ip: the multi-node test's hosts, bridge and veth pairs (tests/support/multinode_hosts.hpp)
 )
 
 missing=()

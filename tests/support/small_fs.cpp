@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include <fcntl.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "tests/support/process.hpp"
+#include "tests/support/user_namespace.hpp"
 
 namespace crucible::testing {
 
@@ -22,33 +22,13 @@ std::string& reason() {
   return r;
 }
 
-bool write_proc(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
-}
-
 // Enters a user namespace where this process is root, and a mount namespace
 // of its own; once per process.
 bool enter_namespace() {
   static int state = 0;  // 0: not tried, 1: in, -1: refused
   if (state) return state > 0;
   state = -1;
-  const auto uid = ::geteuid();
-  const auto gid = ::getegid();
-  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-    reason() = std::string("unshare(CLONE_NEWUSER | CLONE_NEWNS): ") + std::strerror(errno) +
-               (errno == EINVAL ? " (the process already runs threads: run this test case on its own)"
-                                : " (the kernel does not allow unprivileged user namespaces here)");
-    return false;
-  }
-  if (!write_proc("/proc/self/setgroups", "deny") ||
-      !write_proc("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
-      !write_proc("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1")) {
-    reason() = "cannot write this process's uid_map or gid_map in its new user namespace";
-    return false;
-  }
+  if (!enter_user_namespace(CLONE_NEWNS, "CLONE_NEWUSER | CLONE_NEWNS", reason())) return false;
   // Mounts made here stay here.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     reason() = std::string("cannot make / private in the new mount namespace: ") + std::strerror(errno);
