@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ std::string first_existing(std::initializer_list<const char*> paths) {
 
 std::string ip_tool() { return first_existing({"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}); }
 std::string nsenter_tool() { return first_existing({"/usr/bin/nsenter", "/bin/nsenter"}); }
+std::string setpriv_tool() { return first_existing({"/usr/bin/setpriv", "/bin/setpriv"}); }
 
 // `ip ARGS` in this process's namespace, or inside the host whose holder is
 // `inside` (> 0); its output appended to work_dir/ip.log. False, with
@@ -60,8 +62,8 @@ bool ip(const std::string& work_dir, const std::vector<std::string>& args, int i
 const std::string& switch_why() { return reason(); }
 
 bool enter_switch(const std::string& work_dir) {
-  if (ip_tool().empty() || nsenter_tool().empty()) {
-    reason() = "iproute2's ip or util-linux's nsenter is not installed (tools/setup.sh installs iproute2)";
+  if (ip_tool().empty() || nsenter_tool().empty() || setpriv_tool().empty()) {
+    reason() = "iproute2's ip or util-linux's nsenter or setpriv is not installed (tools/setup.sh installs iproute2)";
     return false;
   }
   if (!enter_user_namespace(CLONE_NEWNET, "CLONE_NEWUSER | CLONE_NEWNET", reason())) return false;
@@ -80,7 +82,9 @@ std::unique_ptr<test_host> test_host::make(int n, const std::string& work_dir) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     // The holder: only async-signal-safe calls (the test may run threads).
+    // It dies with the test, also when the test crashes.
     ::close(ready[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     int err = 0;
     if (::unshare(CLONE_NEWNET | CLONE_NEWUTS) != 0 || ::sethostname(hostname.data(), hostname.size()) != 0)
       err = errno;
@@ -115,7 +119,10 @@ test_host::~test_host() { remove(); }
 std::unique_ptr<child> test_host::start(const std::string& program, const std::vector<std::string>& args,
                                         const std::string& log_path, const std::vector<std::string>& env) {
   const std::string ns = "/proc/" + std::to_string(holder_) + "/ns/";
-  std::vector<std::string> all{"--net=" + ns + "net", "--uts=" + ns + "uts", "--", program};
+  // setpriv: the program dies with the test, also when the test crashes
+  // (its host would otherwise live on with it).
+  std::vector<std::string> all{"--net=" + ns + "net", "--uts=" + ns + "uts", "--", setpriv_tool(), "--pdeathsig",
+                               "KILL", "--", program};
   all.insert(all.end(), args.begin(), args.end());
   return std::make_unique<child>(nsenter_tool(), all, log_path, env);
 }

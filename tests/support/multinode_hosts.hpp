@@ -45,7 +45,8 @@ class test_host {
   std::string name() const { return "host-" + std::to_string(n_); }
 
   // program with args inside this host (its network and host name), stdout
-  // and stderr to log_path. The child's pid is the program's own.
+  // and stderr to log_path. The child's pid is the program's own; it gets
+  // SIGKILL if the test process dies first.
   std::unique_ptr<child> start(const std::string& program, const std::vector<std::string>& args,
                                const std::string& log_path, const std::vector<std::string>& env = {});
 
