@@ -25,7 +25,10 @@ result<device_spec> parse_device(std::string_view text);
 // Layer 1, dedicated device: on CUDA, refuses (errc::unavailable) while
 // nvidia-smi lists a compute process on the GPU other than `own` (the
 // evaluator's warm spare); unavailable too when nvidia-smi cannot be run.
-// CPU: always free.
+// A listed process that has already exited (the worker of an evaluator
+// just stopped, its context still being released) is waited for, up to
+// 10 s, before the GPU counts as busy: on the H200 an evaluator started
+// right after another was stopped met its worker so. CPU: always free.
 status check_device_free(const device_spec& device, const std::vector<int>& own = {});
 
 }  // namespace crucible::evaluator
