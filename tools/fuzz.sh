@@ -52,6 +52,10 @@ if ((${#names[@]} == 0)); then
 fi
 
 export UBSAN_OPTIONS=print_stacktrace=1
+# Readable stack traces in crash reports: Debian's llvm-14 installs the
+# symbolizer under a suffixed name only, which the sanitizers do not look for.
+symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
+[[ -x $symbolizer ]] && export ASAN_SYMBOLIZER_PATH=$symbolizer
 failed=0
 printf '%-18s %12s %9s %6s %8s  %s\n' fuzzer inputs exec/s new rss_mb result
 for name in "${names[@]}"; do

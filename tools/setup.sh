@@ -23,6 +23,9 @@ packages=(
   libseccomp-dev  # the sandbox's syscall filter (actors/evaluator/containment.hpp)
   chromium  # renders the dashboard in its test (runtime/dashboard/dashboard.test.cpp)
   iproute2  # ip: the multi-node test's hosts, bridge and veth pairs (tests/support/multinode_hosts.hpp)
+  # tools/fuzz.sh (the libFuzzer targets of fuzz/, ASan + UBSan): clang, its
+  # fuzzer and sanitizer runtimes, and llvm-symbolizer for readable crash reports.
+  clang-14 libclang-rt-14-dev llvm-14
 )
 
 missing=()
