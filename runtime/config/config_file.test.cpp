@@ -2,14 +2,28 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "runtime/config/runtime_options.hpp"
 
 using namespace crucible;
 
 namespace {
+// A folder of this process's own: CTest runs this binary's cases as
+// processes side by side, and a file name they shared let one case read
+// another's config (CI: "max_queued_jobs = -1" accepted).
+struct own_folder {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("crucible-config-test-" + std::to_string(::getpid()));
+  own_folder() { std::filesystem::create_directories(path); }
+  ~own_folder() { std::filesystem::remove_all(path); }
+};
+
 std::string write(const std::string& name, const std::string& text) {
-  auto path = (std::filesystem::temp_directory_path() / ("crucible-config-" + name + ".toml")).string();
+  static const own_folder dir;
+  auto path = (dir.path / ("crucible-config-" + name + ".toml")).string();
   std::ofstream(path) << text;
   return path;
 }
