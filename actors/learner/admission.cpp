@@ -23,6 +23,7 @@ bool staleness_gate::try_start(std::uint64_t rollout_version) {
 void staleness_gate::trained(const std::vector<std::string>& group_ids, std::uint64_t version) {
   trained(group_ids.size());
   for (const auto& id : group_ids) trained_groups_[id] = version;
+  std::erase_if(trained_groups_, [&](const auto& g) { return g.second + remembered_versions < version; });
 }
 
 std::optional<std::uint64_t> staleness_gate::trained_in(const std::string& group_id) const {

@@ -42,8 +42,12 @@ class staleness_gate {
   // keep these ids, so that a group the hub delivers again after a restart
   // (the learner was killed after the checkpoint holding it and before its
   // answer reached the hub) is answered with that version instead of being
-  // trained twice. One entry per group of the run (about 40 bytes each in
-  // state.json).
+  // trained twice. Only the groups of the last remembered_versions versions
+  // are kept (about 40 bytes each in state.json): the hub delivers a group
+  // again right after the restart, from the versions of the last
+  // checkpoint, not a thousand versions later, and a week-long run would
+  // otherwise carry every group it ever trained.
+  static constexpr std::uint64_t remembered_versions = 1024;
   void trained(const std::vector<std::string>& group_ids, std::uint64_t version);
   // The version a group went into, if it was trained.
   std::optional<std::uint64_t> trained_in(const std::string& group_id) const;

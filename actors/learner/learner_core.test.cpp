@@ -138,6 +138,19 @@ TEST_CASE("a group trained before a restart is known to the restored gate with i
   CHECK(restored.started() == 4);
 }
 
+TEST_CASE("the gate remembers the groups of the last remembered_versions versions only") {
+  staleness_gate gate(2, 1);
+  const std::uint64_t last = 3 * staleness_gate::remembered_versions;
+  for (std::uint64_t v = 1; v <= last; ++v) gate.trained(std::vector<std::string>{"ro/g" + std::to_string(v)}, v);
+  CHECK(gate.trained() == last);
+  CHECK(gate.trained_groups().size() == staleness_gate::remembered_versions + 1);
+  CHECK(gate.trained_in("ro/g" + std::to_string(last)) == std::optional<std::uint64_t>(last));
+  const auto oldest = last - staleness_gate::remembered_versions;
+  CHECK(gate.trained_in("ro/g" + std::to_string(oldest)) == std::optional<std::uint64_t>(oldest));
+  CHECK_FALSE(gate.trained_in("ro/g" + std::to_string(oldest - 1)));
+  CHECK_FALSE(gate.trained_in("ro/g1"));
+}
+
 TEST_CASE("a restored gate counts only trained groups as started, so groups started again after a crash fit") {
   staleness_gate gate(2, 2);
   for (int i = 0; i < 6; ++i) CHECK(gate.try_start(0));  // (0 + 2 + 1) * 2
