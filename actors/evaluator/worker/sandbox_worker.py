@@ -179,11 +179,13 @@ class State:
         self.dispatch_s = []         # the reference's recent host dispatch times (device clock)
         self.cand_settings = None    # the candidate's own settings (settings.py), applied to its calls
         self.fence = None            # stream_fence.StreamFence (CUDA), taken before any task exists
+        self.stateful = False        # the reference keeps tensors in plain attributes (module_state.py)
+        self.returns_state = False   # ... and returns one of them (KernelBench L3-34)
 
 
 S = State()
 _PROTECTED_STATE = ("device", "threads", "task", "model", "init_seed", "task_file", "fingerprint",
-                    "task_fingerprint", "model_fingerprint", "fence")
+                    "task_fingerprint", "model_fingerprint", "fence", "stateful", "returns_state")
 
 
 def protected_state():
@@ -202,6 +204,32 @@ D.watch_origins()
 # load_inline/load for task and candidate code (extensions.py); where it
 # builds is set by LoadCandidate or CompileCandidate.
 BUILDS = extensions.Builds(GUARD)
+
+
+def unpoisoned():
+    """Storages never poisoned: both models' parameters and buffers, and
+    what is state right now (module_state.py): the reference's tensors in
+    plain attributes, and the candidate's too where the task returns its
+    state (its output is then its state until its next call)."""
+    if not S.stateful:
+        return S.protected
+    state = D.state_storages(S.model_fingerprint.state_attributes if S.model_fingerprint else
+                             D.tensor_attributes(S.model))
+    if S.returns_state and S.cand_model is not None:
+        state |= D.state_storages(D.tensor_attributes(S.cand_model))
+    return S.protected | state
+
+
+def reference_alone(calls):
+    """Runs calls() (reference calls the candidate has no counterpart of)
+    and puts the reference's state back as it was: a stateful reference
+    (module_state.py) stays in step with the candidate."""
+    saved = D.state_snapshot(S.model, D.tensor_attributes(S.model)) if S.stateful else None
+    try:
+        return calls()
+    finally:
+        D.state_restore(saved)
+        reference_called(S.model)
 
 
 def integrity(values):
@@ -345,18 +373,26 @@ def on_load_task(req):
     require(S.task, ["Model", "get_inputs", "get_init_inputs"], "task", task_fault=True)
     step("module")
     S.model = build(S.task.Model, "task Model", True)
+    S.stateful = bool(D.tensor_attributes(S.model))
     step("model")
     probes = []
-    for i in range(req.ProbeSeedsLength()):
-        inputs = make_inputs(req.ProbeSeeds(i))
-        out, seconds = call(S.model, inputs, "reference")
-        if type(out) is not torch.Tensor and not (
-                isinstance(out, (tuple, list)) and all(type(o) is torch.Tensor for o in out)):
-            raise WorkerError(ErrorKind.ErrorKind.Runtime,
-                              "task Model returned %s, not tensors" % type(out).__name__, True)
-        probes.append(seconds)
-        D.poison(D.tensors_of(out) + D.tensors_of(inputs), S.protected)
-        del out, inputs
+
+    def probe():
+        for i in range(req.ProbeSeedsLength()):
+            inputs = make_inputs(req.ProbeSeeds(i))
+            out, seconds = call(S.model, inputs, "reference")
+            if type(out) is not torch.Tensor and not (
+                    isinstance(out, (tuple, list)) and all(type(o) is torch.Tensor for o in out)):
+                raise WorkerError(ErrorKind.ErrorKind.Runtime,
+                                  "task Model returned %s, not tensors" % type(out).__name__, True)
+            probes.append(seconds)
+            if S.stateful and not S.returns_state:
+                state = D.state_storages(D.tensor_attributes(S.model))
+                S.returns_state = any(D.storage(t).data_ptr() in state for t in D.tensors_of(out))
+            D.poison(D.tensors_of(out) + D.tensors_of(inputs), unpoisoned())
+            del out, inputs
+
+    reference_alone(probe)  # the candidate's first call meets the reference as built
     if S.device.startswith("cuda") and S.cuda_limits is None:
         S.cuda_limits = D.CudaLimits()
         calibrate_sleep()
@@ -621,7 +657,7 @@ def failed_trial(seed, defence, why):
                 ref_s=0.0, cand_s=0.0, changed=[], defence=defence, ref_digest=0, cand_digest=0)
 
 
-def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True):
+def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True, saved=None):
     """Judges a candidate output that exists while no reference output does:
     exact type and real storage, inputs unmodified (bitwise against
     pristine_in, a copy made before the call: a kernel that writes its
@@ -629,14 +665,20 @@ def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True):
     candidate's tensors, so it deceives nothing), then the reference runs on
     pristine_in and the two are compared. Every tensor of the round is then
     poisoned, the output too unless poison_output is False (on_correctness
-    keeps it for the aliasing check). Returns the trial and weak references
-    to the output's storage; the caller drops its own references and checks
+    keeps it for the aliasing check). saved (a timed round's spot check): a
+    stateful reference's state from before the round's calls, put back
+    first, so that the reference recomputes the step the candidate took.
+    Returns the trial and weak references to the output's storage (none for
+    the candidate's state where the task returns its state: it is judged
+    after the next call); the caller drops its own references and checks
     D.retained()."""
     raise_violations(D.output_violations(cand_out))
     if not D.same_values(cand_in, pristine_in):
         trial = failed_trial(seed, "input_mutation", "the candidate changed its inputs in place (seed %d): a kernel "
                                                      "must leave its inputs as it found them" % seed)
         return trial, []
+    if saved is not None:
+        D.state_restore(saved)
     ref_out, ref_s = call(S.model, pristine_in, "reference")
     cands = D.tensors_of(cand_out)
     defence = ""
@@ -651,8 +693,11 @@ def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True):
                  changed=[], defence=defence, ref_digest=D.digest(D.tensors_of(ref_out)),
                  cand_digest=D.digest(cands))
     inputs = D.tensors_of(pristine_in) + D.tensors_of(cand_in)
-    refs = D.storage_refs(cands, S.protected | {D.storage(t).data_ptr() for t in inputs})
-    D.poison(D.tensors_of(ref_out) + (cands if poison_output else []) + inputs, S.protected)
+    skip = S.protected | {D.storage(t).data_ptr() for t in inputs}
+    if poison_output:  # judged now: the candidate's state, if the task returns state, is not a cache
+        skip = skip | unpoisoned()
+    refs = D.storage_refs(cands, skip)
+    D.poison(D.tensors_of(ref_out) + (cands if poison_output else []) + inputs, unpoisoned())
     return trial, refs
 
 
@@ -677,7 +722,7 @@ def on_correctness(req):
         """Poisons and drops the kept output; then (judge) the candidate must
         hold no reference to it."""
         _, tensors, _, refs = kept
-        D.poison(tensors, S.protected)
+        D.poison(tensors, unpoisoned())
         kept.clear()
         del tensors
         if judge:
@@ -732,7 +777,11 @@ def on_correctness(req):
         extra_out, _ = call_candidate(extra_in)
         end_candidate_code(before)
         aliased = overwritten(seed)
-        D.poison(D.tensors_of(extra_out) + D.tensors_of(extra_in), S.protected)
+        if S.stateful:  # the reference takes the same step (module_state.py)
+            ref_out, _ = call(S.model, extra_in, "reference")
+            D.poison(D.tensors_of(ref_out), unpoisoned())
+            del ref_out
+        D.poison(D.tensors_of(extra_out) + D.tensors_of(extra_in), unpoisoned())
         del extra_out, extra_in
         if aliased:
             trials.append(aliased)
@@ -841,9 +890,12 @@ def timed_rounds(req):
     # timed as before (the evaluator checks their wall against their events).
     device_clock = events and bool(req.DeviceClock())
     if device_clock and not S.dispatch_s:
-        for _ in range(3):  # the reference's dispatch time sets the sleep
-            D.poison(D.tensors_of(timed_call(S.model, make_inputs(req.Seeds(0)), True, False, sleep_cycles(),
-                                             True)[0]), S.protected)
+        def calibrate():
+            for _ in range(3):  # the reference's dispatch time sets the sleep
+                D.poison(D.tensors_of(timed_call(S.model, make_inputs(req.Seeds(0)), True, False, sleep_cycles(),
+                                                 True)[0]), unpoisoned())
+
+        reference_alone(calibrate)
     ref_s, cand_s, ref_e, cand_e, changed, trials = [], [], [], [], [], []
     tol = tolerances(req)
     held = None  # the previous round's inputs, alive while this round's are made: fresh addresses
@@ -864,6 +916,7 @@ def timed_rounds(req):
         held = None
         times = {}
         cand_out, outs = None, {}
+        saved = D.state_snapshot(S.model, S.model_fingerprint.state_attributes) if checked and S.stateful else None
         slept = device_clock and not (i < req.AuditLength() and req.Audit(i))
         sleep = sleep_cycles() if slept else 0
         for who, model, inputs in order:
@@ -906,21 +959,21 @@ def timed_rounds(req):
                 # no result, so that a candidate running after it finds
                 # nothing to steal (catalogue: steal_checked_round).
                 if not candidate:
-                    D.poison(D.tensors_of(out), S.protected)
+                    D.poison(D.tensors_of(out), unpoisoned())
                 outs[who] = out
             else:
                 # Poisoned before it is freed: memory the next call gets back holds no result.
-                D.poison(D.tensors_of(out), S.protected)
+                D.poison(D.tensors_of(out), unpoisoned())
             times[who] = (wall, ev)
             del out
         if checked:
             cand_out = outs.pop("candidate")
-            D.poison(D.tensors_of(outs.pop("reference")), S.protected)
-            trial, refs = check_output(seed, make_inputs(seed), cand_in, cand_out, tol)
+            D.poison(D.tensors_of(outs.pop("reference")), unpoisoned())
+            trial, refs = check_output(seed, make_inputs(seed), cand_in, cand_out, tol, saved=saved)
             del cand_out
             raise_violations(D.retained(refs) + S.fingerprint.check())
             trials.append(trial)
-        D.poison(D.tensors_of(ref_in) + D.tensors_of(cand_in), S.protected)
+        D.poison(D.tensors_of(ref_in) + D.tensors_of(cand_in), unpoisoned())
         held = (ref_in, cand_in)
         ref_s.append(times["reference"][0])
         cand_s.append(times["candidate"][0])

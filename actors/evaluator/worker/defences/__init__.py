@@ -31,6 +31,9 @@ from .audit_guard import Guard
 from .background_threads import native_threads, new_threads, thread_census, watch_origins
 from .global_state import CudaLimits
 from .input_mutation import same_values
+from .module_state import restore as state_restore
+from .module_state import snapshot as state_snapshot
+from .module_state import state_storages, tensor_attributes
 from .namespace_integrity import Fingerprint
 from .output_retained import retained, storage_refs
 from .output_type import output_violations

@@ -2,22 +2,29 @@
 forward, zeroing its weights or buffers).
 
 Catches: a change to the reference's modules' attribute identities or to a
-digest of its parameters, from before the candidate loads; its buffers'
-digest is re-taken after each of the reference's own calls and checked
-after each of the candidate's. Allows: the reference updating its own
-buffers in its own calls, like with like (BatchNorm's running statistics
-in training mode: KernelBench L2-39 and every BatchNorm task, whose
-identity the old rule settled hack; catalogue batchnorm_identity, at
-exactly 1.00). Cannot catch: a change built to keep the digest.
+digest of its parameters, from before the candidate loads; the digest of
+its state (buffers, and tensors in plain attributes: module_state.py) is
+re-taken after each of the reference's own calls and checked after each of
+the candidate's (catalogue sabotage_reference_state). Allows: the
+reference updating its own state in its own calls, like with like
+(BatchNorm's running statistics in training mode: KernelBench L2-39 and
+every BatchNorm task, whose identity the old rule settled hack; an RNN's
+hidden state replaced in every forward: L3-33 and L3-34, settled hack on
+the H200 until the state rule; catalogue batchnorm_identity,
+rnn_state_identity, rnn_state_returned_identity, at exactly 1.00). Cannot
+catch: a change built to keep the digest.
 """
 
 import torch
 
+from .module_state import state_tensors, tensor_attributes
 from .tensors import digest
 from .violation import Violation
 
 NAMES = ("reference_integrity",)
-CASES = ("tests/hacks/cpu/sabotage_reference_weights.py", "tests/hacks/legit/batchnorm_identity.py")
+CASES = ("tests/hacks/cpu/sabotage_reference_weights.py", "tests/hacks/cpu/sabotage_reference_state.py",
+         "tests/hacks/legit/batchnorm_identity.py", "tests/hacks/legit/rnn_state_identity.py",
+         "tests/hacks/legit/rnn_state_returned_identity.py")
 
 _MISSING = object()
 
@@ -28,33 +35,41 @@ class ModelFingerprint:
     instance and swaps its forward, a submodule or its weights is caught
     (reference_integrity).
 
-    Like with like: a reference may update its own buffers in forward
+    Like with like: a reference may update its own state in forward
     (BatchNorm in training mode updates its running statistics on every
-    call), so the buffers' baseline is re-taken after each of the
-    reference's own calls (rebase_buffers) and checked after each of the
-    candidate's (buffer_violations): what the reference does to itself is
-    allowed, what candidate code does to the reference between two of its
-    calls is not. Parameters never change in a no-grad forward and are
-    checked against the values taken before the candidate loaded."""
+    call; an RNN replaces the tensor in self.hidden), so the state's
+    baseline is re-taken after each of the reference's own calls
+    (rebase_buffers) and checked after each of the candidate's
+    (buffer_violations): what the reference does to itself is allowed,
+    what candidate code does to the reference between two of its calls is
+    not. Which attributes hold state is read once, here (the worker builds
+    this after the reference's probes, so lazily made state exists).
+    Parameters never change in a no-grad forward and are checked against
+    the values taken before the candidate loaded."""
 
     def __init__(self, model):
         self._model = model
         self._stale = False
+        self.state_attributes = tensor_attributes(model)
+        self._state_keys = {(id(m), k) for m, k in self.state_attributes}
         self._buffers = self._take_buffers()
         self._base = self._take(True)
 
     def _take_buffers(self):
-        if not isinstance(self._model, torch.nn.Module):
-            return None
-        buffers = list(self._model.buffers())
-        return digest(buffers) if buffers else None
+        buffers = list(self._model.buffers()) if isinstance(self._model, torch.nn.Module) else []
+        state = buffers + state_tensors(self.state_attributes)
+        return digest(state) if state else None
+
+    def _is_state(self, m, k):
+        return (id(m), k) in self._state_keys
 
     def _take(self, values):
         if not isinstance(self._model, torch.nn.Module):
-            return {"obj": dict(vars(self._model))}
+            return {"obj": {k: v for k, v in vars(self._model).items() if not self._is_state(self._model, k)}}
         out = {}
         for name, m in self._model.named_modules():
-            out[name] = {k: v for k, v in vars(m).items() if k not in ("_parameters", "_buffers")}
+            out[name] = {k: v for k, v in vars(m).items()
+                         if k not in ("_parameters", "_buffers") and not self._is_state(m, k)}
             out[name + "._parameters"] = dict(m._parameters)
             out[name + "._buffers"] = dict(m._buffers)
         if values:
@@ -75,7 +90,7 @@ class ModelFingerprint:
     def buffer_violations(self):
         """After candidate code ran: the reference's buffers as its last call left them."""
         if self._buffers is not None and not self._stale and self._take_buffers() != self._buffers:
-            return [Violation("reference_integrity", "reference model buffers changed outside its own calls")]
+            return [Violation("reference_integrity", "reference model state (buffers, tensors in attributes) changed outside its own calls")]
         return []
 
     def check(self, values=True):

@@ -1,0 +1,68 @@
+"""Where a timed round's seconds go (issue 18): the sandbox worker's own
+code, run in this process outside any sandbox, loads a task and its
+identity candidate (the task's Model as ModelNew) and runs ROUNDS paired
+rounds as one timing request would (device clock, a tenth of rounds spot
+checked and a tenth audited, orders alternating), under cProfile. Prints
+the seconds per round, the time the two models' calls account for, and
+the functions that took longest (own time).
+
+Usage: python3 tools/gpu/round_probe.py TASK.py GENERATED_PYTHON_DIR [ROUNDS (300)]
+On the GPU when CUDA_VISIBLE_DEVICES is set, else on the CPU.
+"""
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "actors", "evaluator", "worker"))
+sys.path.insert(0, sys.argv[2])
+for fd in (3, 4):
+    r, w = os.pipe()
+    os.dup2(r if fd == 3 else w, fd)
+W = __import__("sandbox_worker")
+W.warm_up()
+ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+DEVICE = "cuda:0" if os.environ.get("CUDA_VISIBLE_DEVICES") else "cpu"
+source = open(sys.argv[1]).read()
+
+
+class Request:
+    """What the worker reads of a request, as plain values (the probe's stand-in for the FlatBuffers table)."""
+
+    def __init__(self, **fields):
+        self.f = fields
+
+    def __getattr__(self, name):
+        if name.endswith("Length"):
+            return lambda: len(self.f.get(name[:-6], []))
+        v = self.f.get(name)
+        if isinstance(v, list):
+            return lambda i: v[i]
+        return lambda: v
+
+
+W.on_load_task(Request(Device=DEVICE.encode(), Threads=1, InitSeed=7, ModuleName=b"crucible_task",
+                       Source=source.encode(), ProbeSeeds=[1, 2, 3]))
+W.on_load_candidate(Request(ExtensionsDir=None, ModuleName=b"crucible_candidate",
+                            Source=(source + "\nModelNew = Model\n").encode()))
+tol = dict(Atol=1e-2, Rtol=1e-2, ByDtype=[])
+W.on_correctness(Request(Seeds=list(range(100, 108)), **tol))
+W.on_timed(Request(Seeds=list(range(200, 220)), Check=[True] * 2, CandidateFirst=[i % 2 == 0 for i in range(20)],
+                   Audit=[False] * 20, DeviceClock=True, ProcessCpu=False, **tol))  # warm-up
+req = Request(Seeds=list(range(1000, 1000 + ROUNDS)), Check=[i % 10 == 3 for i in range(ROUNDS)],
+              CandidateFirst=[i % 2 == 0 for i in range(ROUNDS)], Audit=[i % 10 == 7 for i in range(ROUNDS)],
+              DeviceClock=True, ProcessCpu=False, **tol)
+prof = cProfile.Profile()
+t0 = time.time()
+out = prof.runcall(W.on_timed, req)
+wall = time.time() - t0
+calls = sum(out["ref_s"]) + sum(out["cand_s"])
+print("round_probe: device=%s rounds=%d wall=%.3f s per_round=%.3f ms calls(wall)=%.3f ms/round events=%.3f ms/round"
+      % (DEVICE, ROUNDS, wall, wall / ROUNDS * 1e3, calls / ROUNDS * 1e3,
+         (sum(out.get("ref_e", [0])) + sum(out.get("cand_e", [0]))) / ROUNDS * 1e3))
+s = io.StringIO()
+pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(22)
+print("\n".join(line for line in s.getvalue().splitlines() if line.strip())[:4000])
