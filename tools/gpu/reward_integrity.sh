@@ -15,8 +15,9 @@
 # (540); STEPS ("1 2 3 4"); RESULTS (where files go, all of them also in
 # RESULTS/all.tgz at the end; RESULTS=$OUT brings them back); SUITE_ARGS; REPEAT (1, for step 3); COMPARE_ONLY (job name
 # prefixes step 3 keeps); PROBE=1 first times CUDA's start under Landlock
-# (tools/gpu/landlock_probe.py) and a worker's start and task load step by
-# step (tools/gpu/worker_start_probe.py, into start_probe.txt).
+# (tools/gpu/landlock_probe.py), a worker's start and task load step by
+# step (tools/gpu/worker_start_probe.py, into start_probe.txt) and where a
+# timed round's seconds go (tools/gpu/round_probe.py, into round_probe.txt).
 set -uo pipefail
 if (($# < 2)); then
   sed -n '2,/^set -uo/p' "$0" | grep '^#'
@@ -48,6 +49,10 @@ if [[ "${PROBE:-0}" == 1 ]]; then
   for v in none fs+/proc/self; do "$py" tools/gpu/landlock_probe.py "$v" 2>&1 | tail -1; done
   CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/worker_start_probe.py "$kb/level1/19_ReLU.py" "$build/generated/python" 2>&1 |
     tee "$res/start_probe.txt" | head -1
+  for t in level1/19_ReLU.py level2/12_Gemm_Multiply_LeakyReLU.py; do
+    CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/round_probe.py "$kb/$t" "$build/generated/python" 300 2>&1 |
+      tee -a "$res/round_probe.txt" | grep '^round_probe'
+  done
 fi
 if [[ " $steps " == *" 1 "* ]]; then
   echo "=== 1. the CUDA hack catalogue"
