@@ -21,6 +21,27 @@ that GRPO's measured rewards can sort out.
 
     tools/quickstart/make_seed_corpus.py --crucible build/bin/crucible --config configs/quickstart/rollout.toml \
         --only gelu_tanh,layernorm_manual,scale_relu,softmax_manual --out configs/quickstart/seed.jsonl
+
+With --verified, the corpus is instead stage 1 as the paper makes it
+(CUDA-L1, arXiv 2507.14111, section 3.1): kernels other models wrote, kept
+only when this project's evaluator settled them `ok`. Each --verified file is
+an evaluator's results file (JSON Lines of job, status, reward: what
+tools/gpu/cuda_l1_suite.py collects, e.g. docs/results/cuda_l1_a100_h200.jsonl;
+a later file's row wins for the same job). Job `STEM/L1-19` is the kernel of
+row level_id 1, task_id 19 of --cuda-l1 DIR/STEM.json (CUDA-L1's release);
+`identity/L1-19` is KernelBench's reference as its own ModelNew (the task
+file plus `ModelNew = Model`). The task id is the KernelBench file under
+--kernelbench (level1/19_ReLU), which must be the reference the kernel was
+measured against (CUDA-L1's ref_code). Each kept kernel appears with the
+prompt without previous codes and with every one and every pair of its
+task's kept kernels as previous codes, scored with their settled rewards
+(what the exemplar store seeded from the same results serves in stage 3).
+Rows not `ok` are skipped and counted by status, as are rows of other
+levels and rows whose kernel cannot be found; a summary is printed.
+
+    tools/quickstart/make_seed_corpus.py --crucible build/bin/crucible --config configs/h200.toml \
+        --verified docs/results/cuda_l1_a100_h200.jsonl --verified docs/results/cuda_l1_samples_h200.jsonl \
+        --cuda-l1 .cl1 --kernelbench .kb --levels 1,2 --out /tmp/sft.jsonl
 """
 import argparse
 import ast
@@ -28,7 +49,10 @@ import concurrent.futures
 import itertools
 import json
 import pathlib
+import re
 import subprocess
+import sys
+import tempfile
 
 DEFAULT_VARIANTS = ["faster", "equal", "slower", "incorrect", "not_compiling"]
 CORRECT = ["faster", "equal", "slower"]  # what the exemplar store can hold
@@ -87,6 +111,134 @@ def completion(task_doc, variant_code):
             f"```python\n{variant_code.rstrip()}\n```\n")
 
 
+IDENTITY_SUFFIX = "\n\nModelNew = Model\n"  # tools/gpu/cuda_l1_suite.py's identity candidate
+JOB = re.compile(r"^([^/]+)/L([0-9]+)-([0-9]+)$")
+
+
+def results_rows(paths):
+    """{job: row} of evaluator results files (JSON Lines with job, status,
+    reward); a later file's row wins. Bad input exits naming file and line."""
+    rows = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    sys.exit(f"{path}:{n}: not JSON ({e.msg})")
+                if not isinstance(row, dict) or not isinstance(row.get("job"), str) or "status" not in row:
+                    sys.exit(f"{path}:{n}: a results row needs `job` and `status`")
+                if row["status"] == "ok" and not isinstance(row.get("reward"), (int, float)):
+                    sys.exit(f"{path}:{n}: an ok row needs a numeric `reward`")
+                rows[row["job"]] = row
+    return rows
+
+
+def kernelbench_file(kb, level, task):
+    """KB/levelL/T_Name.py, or None."""
+    hits = sorted((kb / f"level{level}").glob(f"{task}_*.py"))
+    return hits[0] if len(hits) == 1 else None
+
+
+def cuda_l1_rows(cuda_l1, stem, cache):
+    """{(level, task): row} of CUDA-L1's DIR/STEM.json, read once; {} when absent."""
+    if stem not in cache:
+        cache[stem] = {}
+        path = cuda_l1 / f"{stem}.json" if cuda_l1 else None
+        if path and path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    cache[stem][(int(row["level_id"]), int(row["task_id"]))] = row
+    return cache[stem]
+
+
+def verified_kernels(a):
+    """([(task id, task file, job, code, reward)], {reason: count}): the
+    kernels the results settled ok, and why each other row was left out."""
+    rows = results_rows(a.verified)
+    kb, cuda_l1 = pathlib.Path(a.kernelbench), pathlib.Path(a.cuda_l1) if a.cuda_l1 else None
+    levels = {int(x) for x in a.levels.split(",") if x}
+    kept, skipped, corpora = [], {}, {}
+
+    def skip(reason):
+        skipped[reason] = skipped.get(reason, 0) + 1
+
+    for job, row in sorted(rows.items()):
+        if row["status"] != "ok":
+            skip(f"status {row['status']}")
+            continue
+        m = JOB.match(job)
+        if not m:
+            skip("job name not SOURCE/L<level>-<task>")
+            continue
+        stem, level, task = m.group(1), int(m.group(2)), int(m.group(3))
+        if levels and level not in levels:
+            skip("other level")
+            continue
+        task_file = kernelbench_file(kb, level, task)
+        if task_file is None:
+            skip("no KernelBench task file")
+            continue
+        reference = task_file.read_text(encoding="utf-8")
+        if stem == "identity":
+            code = reference + IDENTITY_SUFFIX
+        else:
+            released = cuda_l1_rows(cuda_l1, stem, corpora).get((level, task))
+            if released is None:
+                skip("no CUDA-L1 row")
+                continue
+            code = released.get("custom_code")
+            if not isinstance(code, str) or code.strip() in ("", "None"):
+                skip("no CUDA-L1 code")
+                continue
+            if released.get("ref_code") != reference:
+                skip("CUDA-L1's reference differs from KernelBench's")
+                continue
+        kept.append((f"level{level}/{task_file.stem}", task_file, job, code, float(row["reward"])))
+    return kept, skipped
+
+
+def verified_corpus(a):
+    """The --verified corpus's lines (module docstring) and a summary."""
+    kept, skipped = verified_kernels(a)
+    by_task = {}
+    for k in kept:
+        by_task.setdefault(k[0], []).append(k)
+    base = [a.crucible, "rollout"] + (["--config", a.config] if a.config else [])
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {}
+        for task_id, _, job, code, _ in kept:
+            files[job] = pathlib.Path(tmp) / (job.replace("/", "_") + ".py")
+            files[job].write_text(code, encoding="utf-8")
+
+        def prompt(task_id, shown):
+            cmd = base + ["--print-prompt", task_id] + [f"--exemplar={k[4]}:{files[k[2]]}" for k in shown]
+            return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+        jobs = []
+        for task_id, kernels in sorted(by_task.items()):
+            best_first = sorted(kernels, key=lambda k: (-k[4], k[2]))
+            sets = [()] + [(k,) for k in best_first] + list(itertools.combinations(best_first, 2))
+            jobs += [(task_id, shown) for shown in sets]
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+            prompts = dict(zip(jobs, pool.map(lambda j: prompt(*j), jobs)))
+        for task_id, kernels in sorted(by_task.items()):
+            task_doc = docstring(kernels[0][1].read_text(encoding="utf-8"), "Model")
+            for _, _, job, code, reward in kernels:
+                done = completion(task_doc, code)
+                for (t, shown), text in prompts.items():
+                    if t == task_id:
+                        lines.append({"prompt": text, "completion": done, "task": task_id, "variant": job,
+                                      "reward": reward, "exemplars": [{"variant": k[2], "score": k[4]} for k in shown]})
+    summary = {"results_rows": len(kept) + sum(skipped.values()), "kept": len(kept), "tasks": len(by_task),
+               "examples": len(lines), "skipped": dict(sorted(skipped.items()))}
+    return lines, summary
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--crucible", default="build/bin/crucible", help="the crucible binary")
@@ -98,7 +250,23 @@ def main():
     ap.add_argument("--devices", default="cpu", help="comma-separated devices to score on (cpu)")
     ap.add_argument("--protocol", default="quick", help="the scoring protocol (quick)")
     ap.add_argument("--out", required=True, help="JSON Lines file to write")
+    ap.add_argument("--verified", action="append", default=[],
+                    help="stage 1 from the evaluator's results instead (repeatable; see the module's help)")
+    ap.add_argument("--cuda-l1", default="", help="--verified: folder of CUDA-L1's STEM.json files")
+    ap.add_argument("--kernelbench", default="", help="--verified: KernelBench folder (level1/, level2/, ...)")
+    ap.add_argument("--levels", default="", help="--verified: comma-separated levels to keep (default: all)")
+    ap.add_argument("--jobs", type=int, default=4, help="--verified: prompts rendered at once (4)")
     a = ap.parse_args()
+    if a.verified:
+        if not a.kernelbench:
+            ap.error("--verified needs --kernelbench")
+        lines, summary = verified_corpus(a)
+        write_lines(a.out, lines)
+        print(f"{a.out}: {summary['examples']} examples of {summary['kept']} kernels settled ok on "
+              f"{summary['tasks']} tasks; {summary['results_rows'] - summary['kept']} results rows skipped"
+              + "".join(f"\n  skipped, {reason}: {n}" for reason, n in summary["skipped"].items()))
+        print("summary " + json.dumps(summary))
+        return
     lines = []
     only = set(filter(None, a.only.split(",")))
     task_dirs = [p for p in sorted(pathlib.Path(a.tasks).iterdir())
@@ -128,10 +296,14 @@ def main():
             for shown, with_exemplars in pair_prompts:
                 lines.append({"prompt": with_exemplars, "completion": done, "task": task_id, "variant": variant,
                               "exemplars": [{"variant": v, "score": scores[v]} for v in shown]})
-    out = pathlib.Path(a.out)
+    write_lines(a.out, lines)
+    print(f"{a.out}: {len(lines)} examples")
+
+
+def write_lines(path, lines):
+    out = pathlib.Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(l) + "\n" for l in lines))
-    print(f"{out}: {len(lines)} examples")
 
 
 if __name__ == "__main__":
