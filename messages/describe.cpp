@@ -49,6 +49,14 @@ std::string detail(const msg::Envelope& env) {
       return fmt::format("candidate={} status={} reward={:.2f}", str(s->candidate_id()),
                          msg::EnumNameSettlementStatus(s->status()), s->reward());
     }
+    case msg::Payload::ExemplarBuckets: {
+      auto* b = env.payload_as_ExemplarBuckets();
+      std::uint64_t exemplars = 0;
+      if (b->buckets())
+        for (const auto* x : *b->buckets()) exemplars += x ? x->count() : 0;
+      return fmt::format("task={} buckets={} exemplars={}", str(b->task_id()), b->buckets() ? b->buckets()->size() : 0,
+                         exemplars);
+    }
     default: return {};
   }
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <deque>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -29,11 +30,20 @@ struct held_settlements {
   std::chrono::steady_clock::time_point last_logged;
 };
 
+// Tasks whose buckets changed since the listener last heard of them.
+struct bucket_publication {
+  bucket_listener listener;
+  std::set<std::string> changed;
+  bool scheduled = false;  // a publish_atom is on its way
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::time_point::min();
+};
+
 struct exemplar_state {
   std::shared_ptr<exemplar_store> store;
   exemplar_options options;
   rng gen;
   held_settlements held;
+  bucket_publication buckets;
   static inline const char* name = "exemplar";
 };
 
@@ -73,6 +83,55 @@ std::optional<settle_reply> settle(exemplar_state& st, const settlement& s) {
   return settle_reply{*r == insert_outcome::inserted ? settle_outcome::inserted : settle_outcome::duplicate, {}};
 }
 
+// Tells the listener the buckets of task as the store has them.
+void publish(exemplar_state& st, const std::string& task) {
+  auto stats = st.store->stats(task);
+  if (!stats.ok()) {
+    spdlog::warn("exemplar store: the buckets of {} are not published: {}", task, stats.error().text());
+    return;
+  }
+  bucket_report r{task, std::move(stats).value(), {}, st.options.selector, st.options.temperature,
+                  st.options.scale, st.options.bucket_width};
+  r.probability = first_draw_chances(r.buckets, st.options);
+  st.buckets.listener(std::move(r));
+}
+
+// An insert changed task: publish it at once when the last publication is
+// an interval old, else with those changed meanwhile when it is.
+void changed(exemplar_pointer self, const settlement& s, const settle_reply& reply) {
+  auto& pub = self->state.buckets;
+  if (!pub.listener || reply.outcome != settle_outcome::inserted) return;
+  pub.changed.insert(s.task_id);
+  if (pub.scheduled) return;
+  pub.scheduled = true;
+  const auto due = pub.last + self->state.options.bucket_publish_interval;
+  const auto now = std::chrono::steady_clock::now();
+  if (pub.last == std::chrono::steady_clock::time_point::min() || due <= now) {
+    self->send(self, publish_atom::value);
+  } else {
+    self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(due - now) + std::chrono::milliseconds(1),
+                       publish_atom::value);
+  }
+}
+
+void publish_changed(exemplar_pointer self) {
+  auto& pub = self->state.buckets;
+  pub.scheduled = false;
+  pub.last = std::chrono::steady_clock::now();
+  for (const auto& task : std::exchange(pub.changed, {})) publish(self->state, task);
+}
+
+void refresh(exemplar_pointer self) {
+  auto& st = self->state;
+  if (auto tasks = st.store->tasks(); tasks.ok()) {
+    for (const auto& task : *tasks) publish(st, task);
+  } else {
+    spdlog::warn("exemplar store: the buckets are not published: {}", tasks.error().text());
+  }
+  if (st.options.bucket_refresh_interval.count() > 0)
+    self->delayed_send(self, st.options.bucket_refresh_interval, refresh_atom::value);
+}
+
 // Writes the held settlements in order, answering each, up to the first the
 // store still refuses; asks for another try while any waits.
 void retry_held(exemplar_pointer self) {
@@ -80,6 +139,7 @@ void retry_held(exemplar_pointer self) {
   while (!held.queue.empty()) {
     auto reply = settle(self->state, held.queue.front().first);
     if (!reply) break;
+    changed(self, held.queue.front().first, *reply);
     held.queue.front().second.deliver(std::move(*reply));
     held.queue.pop_front();
   }
@@ -93,21 +153,28 @@ void retry_held(exemplar_pointer self) {
 }
 
 exemplar_actor::behavior_type exemplar_behavior(exemplar_pointer self, std::shared_ptr<exemplar_store> store,
-                                                exemplar_options options) {
+                                                exemplar_options options, bucket_listener on_buckets) {
   self->state.store = std::move(store);
   self->state.options = options;
   self->state.gen.seed(options.seed);
+  self->state.buckets.listener = std::move(on_buckets);
+  if (self->state.buckets.listener) self->delayed_send(self, options.bucket_publish_interval, refresh_atom::value);
   return {
       [=](sample_atom, const exemplar_query& q) { return answer(self->state, q); },
       [=](settle_atom, const settlement& s) -> caf::result<settle_reply> {
         auto& held = self->state.held;
         if (held.queue.empty())  // else it waits behind those held
-          if (auto reply = settle(self->state, s)) return *reply;
+          if (auto reply = settle(self->state, s)) {
+            changed(self, s, *reply);
+            return *reply;
+          }
         held.queue.emplace_back(s, self->make_response_promise<settle_reply>());
         if (held.queue.size() == 1) self->delayed_send(self, self->state.options.storage_retry, retry_atom::value);
         return held.queue.back().second;
       },
       [=](retry_atom) { retry_held(self); },
+      [=](publish_atom) { publish_changed(self); },
+      [=](refresh_atom) { refresh(self); },
       [=](stats_atom, const std::string& task) -> caf::result<std::vector<bucket_summary>> {
         auto r = self->state.store->stats(task);
         if (!r.ok()) return caf::make_error(caf::sec::runtime_error, r.error().text());
@@ -118,11 +185,25 @@ exemplar_actor::behavior_type exemplar_behavior(exemplar_pointer self, std::shar
 
 }  // namespace
 
+std::vector<double> first_draw_chances(const std::vector<bucket_summary>& buckets, const exemplar_options& options) {
+  if (buckets.empty()) return {};
+  if (options.selector == selector_kind::uniform || !(options.temperature > 0)) {
+    std::uint64_t total = 0;
+    for (const auto& b : buckets) total += b.count;
+    std::vector<double> share;
+    for (const auto& b : buckets) share.push_back(total ? static_cast<double>(b.count) / total : 0.0);
+    return share;
+  }
+  std::vector<double> means;
+  for (const auto& b : buckets) means.push_back(b.mean());
+  return equation1(means, options.temperature);
+}
+
 exemplar_actor spawn_exemplar_actor(caf::actor_system& system, std::shared_ptr<exemplar_store> store,
-                                    exemplar_options options) {
+                                    exemplar_options options, bucket_listener on_buckets) {
   // Detached: RocksDB reads and (synced) writes block, so the actor gets a
   // thread of its own instead of holding a scheduler worker.
-  return system.spawn<caf::detached>(exemplar_behavior, std::move(store), options);
+  return system.spawn<caf::detached>(exemplar_behavior, std::move(store), options, std::move(on_buckets));
 }
 
 }  // namespace crucible::exemplar

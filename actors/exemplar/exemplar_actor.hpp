@@ -13,9 +13,16 @@
 // options.storage_retry and answers each once it is written; samples and
 // stats go on meanwhile. Only a settlement the store refuses for what it is
 // (errc::invalid_argument) is answered `failed`.
+//
+// With a bucket listener, the actor also tells whoever shows the store (the
+// dashboard, through the role's bus connection) each task's buckets as they
+// are: a task an insert changed within options.bucket_publish_interval
+// (the changes of an interval together), and every task again each
+// options.bucket_refresh_interval.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +38,8 @@ using sample_atom = caf::atom_constant<caf::atom("exsample")>;
 using settle_atom = caf::atom_constant<caf::atom("exsettle")>;
 using stats_atom = caf::atom_constant<caf::atom("exstats")>;
 using retry_atom = caf::atom_constant<caf::atom("exretry")>;  // its own timer: held inserts
+using publish_atom = caf::atom_constant<caf::atom("expublish")>;  // its own timer: changed tasks' buckets
+using refresh_atom = caf::atom_constant<caf::atom("exrefresh")>;  // its own timer: every task's buckets
 
 // messages/domain.fbs ExemplarQuery. n = 0 and temperature <= 0 take the
 // actor's defaults; seed = 0 uses the actor's own generator, any other seed
@@ -74,16 +83,37 @@ struct settle_reply {
 };
 const char* to_string(settle_outcome o);
 
+// messages/domain.fbs ExemplarBuckets: every non-empty bucket of a task as
+// the store has them now, with the chance of each on a query's first draw
+// (Equation 1 at the store's temperature; the bucket's share of exemplars
+// for the uniform selector).
+struct bucket_report {
+  std::string task_id;
+  std::vector<bucket_summary> buckets;  // by bucket number
+  std::vector<double> probability;      // one per bucket
+  selector_kind selector = selector_kind::bucket;
+  double temperature = 0;
+  bucket_scale scale = bucket_scale::linear;
+  double bucket_width = 0;
+};
+// The chances of report.buckets' first draw under options.
+std::vector<double> first_draw_chances(const std::vector<bucket_summary>& buckets, const exemplar_options& options);
+
+// Called on the actor's thread with each report; must not block (hand it
+// to a queue: the exemplar role hands it to its worker's event outbox).
+using bucket_listener = std::function<void(bucket_report)>;
+
 using exemplar_actor = caf::typed_actor<
     caf::replies_to<sample_atom, exemplar_query>::with<exemplar_answer>,
     caf::replies_to<settle_atom, settlement>::with<settle_reply>,
     caf::replies_to<stats_atom, std::string>::with<std::vector<bucket_summary>>,
-    caf::reacts_to<retry_atom>>;
+    caf::reacts_to<retry_atom>, caf::reacts_to<publish_atom>, caf::reacts_to<refresh_atom>>;
 
 // Spawns the actor (detached: it blocks on storage) on store, which others
-// may share. options supplies the defaults for queries and the generator seed.
+// may share. options supplies the defaults for queries, the generator seed
+// and how often buckets are published to on_buckets (null: never).
 exemplar_actor spawn_exemplar_actor(caf::actor_system& system, std::shared_ptr<exemplar_store> store,
-                                    exemplar_options options);
+                                    exemplar_options options, bucket_listener on_buckets = {});
 
 // CAF inspection: text forms for logs and serialization if ever needed.
 template <class Inspector>

@@ -12,6 +12,10 @@ status validate(const exemplar_options& o) {
   if (o.islands < 1) return make_error(errc::invalid_argument, "exemplar options: islands must be >= 1");
   if (o.migration_interval < 1)
     return make_error(errc::invalid_argument, "exemplar options: migration_interval must be >= 1");
+  if (o.bucket_publish_interval.count() <= 0)
+    return make_error(errc::invalid_argument, "exemplar options: bucket_publish_interval must be positive");
+  if (o.bucket_refresh_interval.count() < 0)
+    return make_error(errc::invalid_argument, "exemplar options: bucket_refresh_interval must not be negative");
   return status::success();
 }
 

@@ -53,6 +53,14 @@ struct exemplar_options {
   // How often the actor tries again an insert its storage refused (a full
   // disk); the settlement waits, unanswered, meanwhile. Default: 1000 ms.
   std::chrono::milliseconds storage_retry{1000};
+  // How soon a task whose buckets an insert changed is published to whoever
+  // listens (the dashboard; exemplar_actor.hpp): at most once an interval,
+  // the tasks changed meanwhile together. Default: 1000 ms; > 0.
+  std::chrono::milliseconds bucket_publish_interval{1000};
+  // How often every task's buckets are published again (the first time one
+  // publish interval after start), so that a listener that joins late or
+  // missed an event learns them all. Default: 10000 ms; 0: only at start.
+  std::chrono::milliseconds bucket_refresh_interval{10000};
 };
 
 // Checks ranges (width > 0 and finite, islands >= 1, ...). errc::invalid_argument.

@@ -41,4 +41,16 @@ flatbuffers::Offset<msg::ExemplarAnswer> build_answer(flatbuffers::FlatBufferBui
                                    a.error.empty() ? 0 : fbb.CreateString(a.error));
 }
 
+flatbuffers::Offset<msg::ExemplarBuckets> build_buckets(flatbuffers::FlatBufferBuilder& fbb, const bucket_report& r) {
+  std::vector<flatbuffers::Offset<msg::ExemplarBucket>> items;
+  for (std::size_t i = 0; i < r.buckets.size(); ++i) {
+    const auto& b = r.buckets[i];
+    items.push_back(msg::CreateExemplarBucket(fbb, b.bucket, b.range.low, b.range.high, b.count, b.mean(),
+                                              i < r.probability.size() ? r.probability[i] : 0.0));
+  }
+  return msg::CreateExemplarBuckets(fbb, fbb.CreateString(r.task_id), fbb.CreateVector(items),
+                                    fbb.CreateString(to_string(r.selector)), r.temperature, r.bucket_width,
+                                    fbb.CreateString(to_string(r.scale)));
+}
+
 }  // namespace crucible::exemplar

@@ -15,5 +15,6 @@ exemplar_query query_from(const msg::ExemplarQuery& q);
 settlement settlement_from(const msg::Settlement& s);
 flatbuffers::Offset<msg::ExemplarQuery> build_query(flatbuffers::FlatBufferBuilder& fbb, const exemplar_query& q);
 flatbuffers::Offset<msg::ExemplarAnswer> build_answer(flatbuffers::FlatBufferBuilder& fbb, const exemplar_answer& a);
+flatbuffers::Offset<msg::ExemplarBuckets> build_buckets(flatbuffers::FlatBufferBuilder& fbb, const bucket_report& r);
 
 }  // namespace crucible::exemplar

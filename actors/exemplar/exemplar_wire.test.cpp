@@ -46,3 +46,33 @@ TEST_CASE("a query and a settlement convert from their tables") {
   CHECK(st.reward == 2.5);
   CHECK(st.code == "code");
 }
+
+TEST_CASE("a bucket report read back from a verified envelope has every bucket with its range and chance") {
+  bucket_report r{"cpu/relu",
+                  {{12, {1.2, 1.3}, 2, 2'500'000}, {20, {2.0, 2.1}, 1, 2'050'000}},
+                  {0.3, 0.7},
+                  selector_kind::bucket,
+                  1.0,
+                  bucket_scale::linear,
+                  0.1};
+  messages::envelope_writer w;
+  auto bytes = w.finish(build_buckets(w.fbb(), r), "exemplar", "cpu/relu");
+  auto env = messages::open(bytes);
+  REQUIRE(env.ok());
+  CHECK(messages::describe(**env).find("ExemplarBuckets id=cpu/relu from exemplar (task=cpu/relu buckets=2 exemplars=3)") ==
+        0);
+  const auto* b = (*env)->payload_as_ExemplarBuckets();
+  REQUIRE(b != nullptr);
+  CHECK(messages::str(b->task_id()) == "cpu/relu");
+  CHECK(messages::str(b->selector()) == "bucket");
+  CHECK(messages::str(b->scale()) == "linear");
+  CHECK(b->bucket_width() == 0.1);
+  REQUIRE(b->buckets()->size() == 2);
+  const auto* first = b->buckets()->Get(0);
+  CHECK(first->bucket() == 12);
+  CHECK(first->low() == 1.2);
+  CHECK(first->high() == 1.3);
+  CHECK(first->count() == 2);
+  CHECK(first->mean() == doctest::Approx(1.25));
+  CHECK(b->buckets()->Get(1)->probability() == 0.7);
+}

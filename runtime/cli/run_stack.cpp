@@ -100,7 +100,7 @@ status run_stack::host(const std::string& name, msg::Role role, std::uint32_t sl
   spdlog::info("{}: {}", name, svc->description);
   adopt(svc->actor);
   for (auto& c : svc->companions) adopt(c);
-  adopt(node::spawn_worker(sys_, peer, node::counting_jobs(svc->handler, metrics_, name), std::move(*t)));
+  adopt(node::spawn_worker(sys_, peer, node::counting_jobs(svc->handler, metrics_, name), std::move(*t), svc->events));
   return status::success();
 }
 

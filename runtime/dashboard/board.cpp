@@ -1,5 +1,7 @@
 #include "runtime/dashboard/board.hpp"
 
+#include <algorithm>
+
 namespace crucible::dashboard {
 
 using nlohmann::json;
@@ -26,9 +28,11 @@ void board::add_settlement(settlement_row s) {
   while (settled_.size() > options_.max_settlements) settled_.pop_front();
 }
 
-void board::set_exemplar_source(exemplar_source source) {
-  std::lock_guard lock(source_mu_);
-  source_ = std::move(source);
+void board::update_buckets(task_buckets t, clock::time_point now) {
+  std::lock_guard lock(mu_);
+  const double at = std::chrono::duration<double>(now - start_).count();
+  auto task = t.task;
+  buckets_.insert_or_assign(std::move(task), published_buckets{std::move(t), at});
 }
 
 json board::fleet() const {
@@ -132,23 +136,42 @@ json board::rewards() const {
 }
 
 json board::exemplars() const {
-  std::vector<std::string> tasks;
-  {
-    std::lock_guard lock(mu_);
-    tasks.assign(tasks_.begin(), tasks_.end());
-  }
-  std::lock_guard lock(source_mu_);
-  if (!source_) return {{"available", false}, {"tasks", json::array()}};
-  auto found = source_(tasks);
-  if (!found) return {{"available", true}, {"error", found.error().text()}, {"tasks", json::array()}};
+  std::lock_guard lock(mu_);
+  const double now = std::chrono::duration<double>(clock::now() - start_).count();
+  // Every task published, and every task settled that has none yet.
+  std::set<std::string> tasks(tasks_);
+  for (const auto& [task, p] : buckets_) tasks.insert(task);
   json out = json::array();
-  for (const auto& t : *found) {
+  for (const auto& task : tasks) {
+    auto it = buckets_.find(task);
+    if (it == buckets_.end()) {
+      out.push_back({{"task", task}, {"published", false}, {"exemplars", 0}, {"buckets", json::array()}});
+      continue;
+    }
+    const auto& t = it->second.buckets;
     json buckets = json::array();
-    for (const auto& b : t.buckets)
-      buckets.push_back({{"bucket", b.bucket}, {"low", b.low}, {"high", b.high}, {"count", b.count}, {"mean", b.mean}});
-    out.push_back({{"task", t.task}, {"buckets", std::move(buckets)}});
+    std::uint64_t exemplars = 0;
+    for (const auto& b : t.buckets) {
+      exemplars += b.count;
+      buckets.push_back({{"bucket", b.bucket},
+                         {"low", b.low},
+                         {"high", b.high},
+                         {"count", b.count},
+                         {"mean", b.mean},
+                         {"probability", b.probability}});
+    }
+    out.push_back({{"task", task},
+                   {"published", true},
+                   {"store", t.store},
+                   {"selector", t.selector},
+                   {"temperature", t.temperature},
+                   {"scale", t.scale},
+                   {"bucket_width", t.bucket_width},
+                   {"age_s", std::max(0.0, now - it->second.at)},
+                   {"exemplars", exemplars},
+                   {"buckets", std::move(buckets)}});
   }
-  return {{"available", true}, {"tasks", std::move(out)}};
+  return {{"available", !buckets_.empty()}, {"tasks", std::move(out)}};
 }
 
 }  // namespace crucible::dashboard

@@ -4,19 +4,18 @@
 // its core about once a second, runtime/node/hub_board.hpp), throughput
 // sampled at each of those copies, the settlements stream (every Settlement
 // event the hub forwards, whichever process the referee runs in) with the
-// reward curve it makes, and the exemplar buckets per task (asked of the
-// exemplar store when it runs in the same process: `crucible run`).
+// reward curve it makes, and the exemplar buckets per task (the newest
+// ExemplarBuckets event of each task the hub forwards, whichever process the
+// exemplar store runs in).
 //
-// Thread-safe: mu_ guards everything but the exemplar source, which
-// source_mu_ guards (a call to it may take a while and must not hold up the
-// hub). Figures are bounded: the newest `max_settlements` settlements and
-// `max_samples` throughput samples are kept.
+// Thread-safe: mu_ guards everything. Figures are bounded: the newest
+// `max_settlements` settlements and `max_samples` throughput samples are
+// kept; the buckets, of every task published.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -25,8 +24,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include "runtime/base/result.hpp"
 
 namespace crucible::dashboard {
 
@@ -56,19 +53,21 @@ struct settlement_row {
   std::int64_t settled_ns = 0;  // wall clock
 };
 
-// The exemplar store's non-empty buckets of one task.
+// One non-empty bucket of a task (messages/domain.fbs ExemplarBucket).
 struct bucket_row {
   std::int32_t bucket = 0;
   double low = 0, high = 0, mean = 0;
   std::uint64_t count = 0;
+  double probability = 0;  // of a query's first draw
 };
+// A task's buckets as an exemplar store last published them
+// (messages/domain.fbs ExemplarBuckets).
 struct task_buckets {
-  std::string task;
+  std::string task, store;  // store: the publishing peer
+  std::string selector, scale;
+  double temperature = 0, bucket_width = 0;
   std::vector<bucket_row> buckets;
 };
-// Asks the exemplar store for the buckets of these tasks. Called on an HTTP
-// thread; errors are shown on the page.
-using exemplar_source = std::function<result<std::vector<task_buckets>>(const std::vector<std::string>& tasks)>;
 
 struct board_options {
   std::size_t max_settlements = 2000;  // newest kept for the stream and the reward curve; default 2000
@@ -84,8 +83,8 @@ class board {
   // The hub's fleet and queues now; adds a throughput sample at `now`.
   void update_hub(std::vector<peer_row> fleet, std::vector<queue_row> queues, clock::time_point now);
   void add_settlement(settlement_row s);
-  // null: no exemplar store in this process. Waits for a call in progress.
-  void set_exemplar_source(exemplar_source source);
+  // A task's buckets, published at `now`: they replace the task's earlier ones.
+  void update_buckets(task_buckets t, clock::time_point now);
 
   // The JSON of each /api endpoint (docs/dashboard.md lists their fields).
   nlohmann::json fleet() const;
@@ -113,8 +112,11 @@ class board {
   std::uint64_t settled_total_ = 0;       // GUARDED_BY(mu_)
   std::map<std::string, std::uint64_t> verdicts_;  // GUARDED_BY(mu_)
   std::set<std::string> tasks_;           // GUARDED_BY(mu_): every task settled
-  mutable std::mutex source_mu_;
-  exemplar_source source_;                // GUARDED_BY(source_mu_)
+  struct published_buckets {
+    task_buckets buckets;
+    double at = 0;  // seconds since start
+  };
+  std::map<std::string, published_buckets> buckets_;  // GUARDED_BY(mu_): by task
 };
 
 }  // namespace crucible::dashboard

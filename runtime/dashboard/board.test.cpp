@@ -71,21 +71,41 @@ TEST_CASE("settlements come newest first with their verdicts, and the reward cur
   CHECK(r["mean"] == nlohmann::json::array({0.0, 0.5, 0.5}));
 }
 
-TEST_CASE("exemplar buckets come from the source for every task settled, or say there is none") {
-  board b;
+TEST_CASE("the exemplar buckets are each task's newest publication, beside the settled tasks that have none yet") {
+  const auto t0 = clock::now();
+  board b({}, t0);
   CHECK_FALSE(b.exemplars()["available"].get<bool>());
-  b.add_settlement(settled("a", "Success", 1.2));
-  std::vector<std::string> asked;
-  b.set_exemplar_source([&](const std::vector<std::string>& tasks) -> result<std::vector<task_buckets>> {
-    asked = tasks;
-    return std::vector<task_buckets>{{"cpu/relu", {{12, 1.2, 1.3, 1.25, 2}}}};
-  });
+  b.add_settlement(settled("a", "Failure", 0));  // cpu/relu
+  auto none = b.exemplars();
+  CHECK_FALSE(none["available"].get<bool>());
+  REQUIRE(none["tasks"].size() == 1);
+  CHECK(none["tasks"][0]["task"] == "cpu/relu");
+  CHECK_FALSE(none["tasks"][0]["published"].get<bool>());
+  CHECK(none["tasks"][0]["buckets"].empty());
+
+  b.update_buckets({"cpu/gelu", "exemplar", "bucket", "linear", 1.0, 0.1, {{12, 1.2, 1.3, 1.25, 2, 1.0}}}, t0 + 1s);
+  b.update_buckets({"cpu/gelu", "exemplar", "bucket", "linear", 1.0, 0.1,
+                    {{12, 1.2, 1.3, 1.25, 2, 0.4}, {20, 2.0, 2.1, 2.05, 1, 0.6}}},
+                   t0 + 2s);
   auto ex = b.exemplars();
-  CHECK(asked == std::vector<std::string>{"cpu/relu"});
+  CAPTURE(ex.dump());
   CHECK(ex["available"].get<bool>());
-  CHECK(ex["tasks"][0]["buckets"][0]["count"] == 2);
-  b.set_exemplar_source([](const std::vector<std::string>&) -> result<std::vector<task_buckets>> {
-    return make_error(errc::io, "store closed");
-  });
-  CHECK(b.exemplars()["error"].get<std::string>().find("store closed") != std::string::npos);
+  REQUIRE(ex["tasks"].size() == 2);  // by task name
+  const auto& gelu = ex["tasks"][0];
+  CHECK(gelu["task"] == "cpu/gelu");
+  CHECK(gelu["published"].get<bool>());
+  CHECK(gelu["store"] == "exemplar");
+  CHECK(gelu["selector"] == "bucket");
+  CHECK(gelu["temperature"].get<double>() == 1.0);
+  CHECK(gelu["exemplars"] == 3);
+  REQUIRE(gelu["buckets"].size() == 2);  // the newest replaced the first
+  CHECK(gelu["buckets"][1]["bucket"] == 20);
+  CHECK(gelu["buckets"][1]["low"].get<double>() == 2.0);
+  CHECK(gelu["buckets"][1]["high"].get<double>() == 2.1);
+  CHECK(gelu["buckets"][1]["count"] == 1);
+  CHECK(gelu["buckets"][1]["mean"].get<double>() == 2.05);
+  CHECK(gelu["buckets"][1]["probability"].get<double>() == 0.6);
+  CHECK(gelu["age_s"].get<double>() >= 0);
+  CHECK(ex["tasks"][1]["task"] == "cpu/relu");
+  CHECK_FALSE(ex["tasks"][1]["published"].get<bool>());
 }

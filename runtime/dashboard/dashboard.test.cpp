@@ -1,11 +1,13 @@
 // The live dashboard with real processes: `crucible run` (the loop on the
-// quick-start config, made cheap: no stage 1, one rollout, short
-// completions, until a signal) serves it at --dashboard; its JSON
+// quick-start config, made cheap: no stage 1, one rollout, one task, and the
+// multi-node test's hand-made policy whose every completion is the task's
+// faster or incorrect variant, so that some settle Success and fill the
+// exemplar store; until a signal) serves it at --dashboard; its JSON
 // endpoints hold the run's fleet, queues, throughput, rewards, exemplar
 // buckets and settlements, and the page, rendered by headless Chromium
 // (Debian's chromium, tools/setup.sh), shows the peers with their roles, the
-// queues and settlement rows with their verdicts. A bad address is refused
-// naming the option and the value.
+// queues, the exemplar buckets of the task and settlement rows with their
+// verdicts. A bad address is refused naming the option and the value.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/multinode_policy.hpp"
 #include "tests/support/process.hpp"
 
 using namespace crucible::testing;
@@ -39,6 +42,28 @@ std::string chromium() {
   return "";
 }
 
+std::string answer(const std::string& variant) {
+  return "## Code Implementation\n```python\n" +
+         read_file(std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks/cpu/gelu_tanh/" + variant + ".py") + "```\n";
+}
+
+// Whether every bucket of every task published holds the reward of a
+// Success among settled's rows: the buckets are the run's own.
+bool buckets_of_the_run(const json& exemplars, const json& settled) {
+  int buckets = 0;
+  for (const auto& t : exemplars["tasks"])
+    for (const auto& b : t["buckets"]) {
+      ++buckets;
+      bool held = false;
+      for (const auto& s : settled["newest"])
+        if (s["verdict"] == "Success" && s["task"] == t["task"] && s["reward"].get<double>() >= b["low"].get<double>() - 1e-6 &&
+            s["reward"].get<double>() < b["high"].get<double>() + 1e-6)
+          held = true;
+      if (!held) return false;
+    }
+  return buckets > 0;
+}
+
 int count(const std::string& text, const std::string& needle) {
   int n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -58,15 +83,19 @@ TEST_CASE("a bad --dashboard address is refused naming the option and the value"
   }
 }
 
-TEST_CASE("a running loop's dashboard shows its fleet, queues and settlements, in JSON and in Chromium") {
+TEST_CASE("a running loop's dashboard shows its fleet, queues, exemplar buckets and settlements, in JSON and in "
+          "Chromium") {
   const std::string browser = chromium();
   REQUIRE_MESSAGE(!browser.empty(), "no chromium: tools/setup.sh installs Debian's");
   const std::string dir = temp_dir("dashboard");
-  const std::string config = quickstart_config(dir, {{"sft_data", "\"\""},
+  REQUIRE(write_answering_policy(dir + "/policy", {answer("faster"), answer("incorrect")}).ok());
+  const std::string config = quickstart_config(dir, {{"policy", "\"" + dir + "/policy\""},
+                                               {"sft_data", "\"\""},
                                                {"groups", "0"},
                                                {"rollouts", "1"},
-                                               {"group_size", "2"},
-                                               {"max_new_tokens", "32"}});
+                                               {"tasks", "[\"cpu/gelu_tanh\"]"},
+                                               {"group_size", "4"},
+                                               {"max_new_tokens", "1"}});
   const int port = pick_port();
   child run(crucible_binary(), {"run", config, "--run-dir", dir + "/run", "--dashboard", "127.0.0.1:" + std::to_string(port)},
             dir + "/run.out");
@@ -119,10 +148,39 @@ TEST_CASE("a running loop's dashboard shows its fleet, queues and settlements, i
   const json rewards = get_json(port, "/api/rewards");
   CHECK(rewards["reward"].size() >= 4);
   CHECK(rewards["mean"].size() == rewards["reward"].size());
-  // No exemplar source is wired yet (docs/dashboard.md): the page says so.
-  const json exemplars = get_json(port, "/api/exemplars");
+  // The exemplar store's buckets of the task, as it published them: each
+  // holds the reward of a Success of the run (the store publishes within a
+  // second of an insert; the Success's settlement event may come later).
+  json exemplars;
+  for (int i = 0; i < 240; ++i) {
+    exemplars = get_json(port, "/api/exemplars");
+    settled = get_json(port, "/api/settlements");
+    if (exemplars.is_object() && settled.is_object() && buckets_of_the_run(exemplars, settled)) break;
+    REQUIRE_MESSAGE(run.running(), run.log());
+    std::this_thread::sleep_for(500ms);
+  }
   CAPTURE(exemplars.dump());
-  CHECK(exemplars["available"].is_boolean());
+  CAPTURE(settled.dump());
+  CHECK(buckets_of_the_run(exemplars, settled));
+  CHECK(exemplars["available"].get<bool>());
+  REQUIRE(exemplars["tasks"].size() == 1);
+  const json& task = exemplars["tasks"][0];
+  CHECK(task["task"] == "cpu/gelu_tanh");
+  CHECK(task["store"] == "exemplar");
+  CHECK(task["selector"] == "bucket");
+  CHECK(task["bucket_width"].get<double>() == doctest::Approx(0.1));
+  std::uint64_t in_buckets = 0;
+  double chance = 0;
+  for (const auto& b : task["buckets"]) {
+    CAPTURE(b.dump());
+    CHECK(b["count"].get<std::uint64_t>() >= 1);
+    CHECK(b["low"].get<double>() <= b["mean"].get<double>() + 1e-9);
+    CHECK(b["mean"].get<double>() < b["high"].get<double>());
+    in_buckets += b["count"].get<std::uint64_t>();
+    chance += b["probability"].get<double>();
+  }
+  CHECK(task["exemplars"].get<std::uint64_t>() == in_buckets);
+  CHECK(chance == doctest::Approx(1.0));
 
   // The page as a browser renders it, after its script has polled.
   // --no-sandbox: Chromium's sandbox refuses to run as root, which CI and
@@ -141,6 +199,10 @@ TEST_CASE("a running loop's dashboard shows its fleet, queues and settlements, i
   CHECK(dom.find("<td class=\"kind\">settle</td>") != std::string::npos);
   CHECK(count(dom, "<tr class=\"settlement\">") >= 1);
   CHECK(std::regex_search(dom, std::regex("<td class=\"verdict verdict-(Success|Failure|Void|Hack|NoCode)\">")));
+  CHECK(dom.find("<td class=\"task\" colspan=\"3\">cpu/gelu_tanh</td>") != std::string::npos);
+  CHECK(count(dom, "<tr class=\"bucket\">") >= 1);
+  CHECK(std::regex_search(dom, std::regex("<td class=\"num probability\">[0-9.]+%</td>")));
+  CHECK(std::regex_search(dom, std::regex("id=\"exemplar-summary\">1 tasks, [1-9][0-9]* exemplars \\(exemplar: selector bucket")));
   CHECK(dom.find("updated ") != std::string::npos);
   CHECK(dom.find("<polyline") != std::string::npos);
 

@@ -57,7 +57,7 @@ class hub_actor final : public caf::blocking_actor {
       }
       auto now = clock_type::now();
       for (auto& f : frames) {
-        if (board_) show_event(f, *board_, options_.max_message_bytes);
+        if (board_) show_event(f, *board_, options_.max_message_bytes, now);
         core.on_frame(std::move(f), now);
       }
       if (now - last_tick >= tick) {

@@ -22,15 +22,24 @@ void show_hub(const hub::hub_core& core, dashboard::board& board, hub::clock::ti
   board.update_hub(std::move(fleet), std::move(queues), now);
 }
 
-void show_event(const bus::frame& f, dashboard::board& board, std::size_t max_message_bytes) {
-  if (f.via != bus::channel::event || f.topic != "Settlement") return;
+void show_event(const bus::frame& f, dashboard::board& board, std::size_t max_message_bytes, hub::clock::time_point now) {
+  if (f.via != bus::channel::event || (f.topic != "Settlement" && f.topic != "ExemplarBuckets")) return;
   auto opened = messages::open(f.data, max_message_bytes);
   if (!opened) return;  // the core counts and logs it
-  const auto* s = (*opened)->payload_as_Settlement();
-  if (!s) return;
-  board.add_settlement({str(s->candidate_id()), str(s->task_id()), str(s->group_id()), msg::EnumNameSettlementStatus(s->status()),
-                        str(s->reason()), s->reward(), s->speedup_raw(), s->verified(), s->policy_version(),
-                        s->settled_ns()});
+  if (const auto* s = (*opened)->payload_as_Settlement()) {
+    board.add_settlement({str(s->candidate_id()), str(s->task_id()), str(s->group_id()),
+                          msg::EnumNameSettlementStatus(s->status()), str(s->reason()), s->reward(), s->speedup_raw(),
+                          s->verified(), s->policy_version(), s->settled_ns()});
+    return;
+  }
+  if (const auto* b = (*opened)->payload_as_ExemplarBuckets()) {
+    dashboard::task_buckets t{str(b->task_id()), str((*opened)->sender()), str(b->selector()), str(b->scale()),
+                              b->temperature(), b->bucket_width(), {}};
+    if (b->buckets())
+      for (const auto* x : *b->buckets())
+        if (x) t.buckets.push_back({x->bucket(), x->low(), x->high(), x->mean(), x->count(), x->probability()});
+    board.update_buckets(std::move(t), now);
+  }
 }
 
 }  // namespace crucible::node

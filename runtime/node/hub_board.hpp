@@ -1,6 +1,8 @@
 // What the hub actor writes into the dashboard's board (runtime/dashboard):
 // the fleet and the queues from its core about once a second, and every
-// Settlement event it forwards (whichever process the referee runs in).
+// Settlement event (whichever process the referee runs in) and
+// ExemplarBuckets event (whichever process the exemplar store runs in) it
+// forwards.
 // Called on the hub actor's thread.
 #pragma once
 
@@ -12,7 +14,8 @@ namespace crucible::node {
 
 void show_hub(const hub::hub_core& core, dashboard::board& board, hub::clock::time_point now);
 
-// A Settlement event goes onto the board; other events and frames are let be.
-void show_event(const bus::frame& f, dashboard::board& board, std::size_t max_message_bytes);
+// A Settlement or ExemplarBuckets event goes onto the board (the buckets as
+// of now); other events and frames are let be.
+void show_event(const bus::frame& f, dashboard::board& board, std::size_t max_message_bytes, hub::clock::time_point now);
 
 }  // namespace crucible::node

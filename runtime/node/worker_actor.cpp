@@ -54,11 +54,12 @@ struct completion_queue {
 class worker_actor final : public caf::blocking_actor {
  public:
   worker_actor(caf::actor_config& cfg, bus::peer_options options, std::shared_ptr<job_handler> handler,
-               std::shared_ptr<bus::transport> transport)
+               std::shared_ptr<bus::transport> transport, std::shared_ptr<event_outbox> events)
       : caf::blocking_actor(cfg),
         options_(std::move(options)),
         handler_(std::move(handler)),
         transport_(std::move(transport)),
+        events_(std::move(events)),
         done_(std::make_shared<completion_queue>()) {}
 
   void act() override {
@@ -70,6 +71,8 @@ class worker_actor final : public caf::blocking_actor {
     bool running = true;
     while (running) {
       auto out = session.take_outbox();
+      if (events_)
+        for (auto& e : events_->take()) out.push_back(std::move(e));
       bus::transmit(*transport_, out);
       frames.clear();
       (void)transport_->receive(frames, 1024, tick);
@@ -120,16 +123,40 @@ class worker_actor final : public caf::blocking_actor {
   bus::peer_options options_;
   std::shared_ptr<job_handler> handler_;
   std::shared_ptr<bus::transport> transport_;
+  std::shared_ptr<event_outbox> events_;
   std::shared_ptr<completion_queue> done_;
 };
 
 }  // namespace
 
+void event_outbox::publish(std::string topic, bus::bytes data) {
+  std::lock_guard lock(mu_);
+  if (capacity_ == 0) {
+    ++dropped_;
+    return;
+  }
+  if (waiting_.size() >= capacity_) {
+    waiting_.erase(waiting_.begin());
+    ++dropped_;
+  }
+  waiting_.push_back({bus::channel::event, std::move(topic), std::move(data)});
+}
+
+bus::outbox event_outbox::take() {
+  std::lock_guard lock(mu_);
+  return std::exchange(waiting_, {});
+}
+
+std::uint64_t event_outbox::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
+}
+
 std::unique_ptr<job_handler> make_echo_handler() { return std::make_unique<echo_handler>(); }
 
 caf::actor spawn_worker(caf::actor_system& sys, bus::peer_options options, std::shared_ptr<job_handler> handler,
-                        std::shared_ptr<bus::transport> transport) {
-  return sys.spawn<worker_actor>(std::move(options), std::move(handler), std::move(transport));
+                        std::shared_ptr<bus::transport> transport, std::shared_ptr<event_outbox> events) {
+  return sys.spawn<worker_actor>(std::move(options), std::move(handler), std::move(transport), std::move(events));
 }
 
 }  // namespace crucible::node

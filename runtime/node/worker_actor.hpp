@@ -12,10 +12,12 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <caf/all.hpp>
 
+#include "runtime/bus/outbox.hpp"
 #include "runtime/bus/peer_options.hpp"
 #include "runtime/bus/transport.hpp"
 #include "runtime/bus/worker_session.hpp"
@@ -38,7 +40,29 @@ class job_handler {
 // anything else fails with a reason.
 std::unique_ptr<job_handler> make_echo_handler();
 
+// Events a role publishes through its worker's bus connection (the topic is
+// the payload's kind; events are at most once, docs/bus.md): the exemplar
+// store's bucket summaries. publish() from any thread, without blocking;
+// the worker actor sends what waits at its next turn (within its tick,
+// 50 ms at most). Holds at most `capacity` events: when full, the oldest is
+// dropped, as a lost event would be. Shared by the role and its worker.
+class event_outbox {
+ public:
+  explicit event_outbox(std::size_t capacity = 256) : capacity_(capacity) {}
+  void publish(std::string topic, bus::bytes data);
+  // What waits, oldest first; called by the worker actor.
+  bus::outbox take();
+  std::uint64_t dropped() const;
+
+ private:
+  const std::size_t capacity_;
+  mutable std::mutex mu_;
+  bus::outbox waiting_;       // GUARDED_BY(mu_)
+  std::uint64_t dropped_ = 0;  // GUARDED_BY(mu_)
+};
+
+// events: what the role publishes through this connection; null: nothing.
 caf::actor spawn_worker(caf::actor_system& sys, bus::peer_options options, std::shared_ptr<job_handler> handler,
-                        std::shared_ptr<bus::transport> transport);
+                        std::shared_ptr<bus::transport> transport, std::shared_ptr<event_outbox> events = nullptr);
 
 }  // namespace crucible::node

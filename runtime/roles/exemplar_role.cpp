@@ -90,12 +90,20 @@ result<service> spawn_exemplar_service(caf::actor_system& sys, const exemplar_se
   if (!kv) return kv.error();
   auto store = exemplar::exemplar_store::open(std::shared_ptr<storage::kv_store>(std::move(*kv)), options);
   if (!store) return store.error();
-  auto actor = exemplar::spawn_exemplar_actor(sys, std::move(*store), options);
-  return service{std::make_shared<exemplar_handler>(sys, actor, name),
-                 {"exemplar.sample", "exemplar.insert"},
-                 caf::actor_cast<caf::actor>(actor),
-                 fmt::format("exemplar store {} (selector {}, temperature {}, bucket width {})", o.db_dir,
-                             exemplar::to_string(options.selector), options.temperature, options.bucket_width)};
+  auto events = std::make_shared<node::event_outbox>();
+  auto on_buckets = [events, name](exemplar::bucket_report r) {
+    envelope_writer w;
+    auto buckets = exemplar::build_buckets(w.fbb(), r);
+    events->publish(std::string(messages::kind_name(msg::Payload::ExemplarBuckets)), w.finish(buckets, name, r.task_id));
+  };
+  auto actor = exemplar::spawn_exemplar_actor(sys, std::move(*store), options, on_buckets);
+  service svc{std::make_shared<exemplar_handler>(sys, actor, name),
+              {"exemplar.sample", "exemplar.insert"},
+              caf::actor_cast<caf::actor>(actor),
+              fmt::format("exemplar store {} (selector {}, temperature {}, bucket width {})", o.db_dir,
+                          exemplar::to_string(options.selector), options.temperature, options.bucket_width)};
+  svc.events = std::move(events);
+  return svc;
 }
 
 cli::command add_exemplar_role(CLI::App& app) {

@@ -30,6 +30,9 @@ struct service {
   std::vector<caf::actor> companions;  // actors the service started beside it (its own bus clients): stopped with it
   bool required = false;          // detectors: registered as required (the referee waits for it)
   std::uint32_t deadline_ms = 0;  // detectors: how long the referee waits for its verdict
+  // Events the service publishes through its worker's connection (the
+  // exemplar store's ExemplarBuckets); null: none.
+  std::shared_ptr<node::event_outbox> events;
 };
 
 struct exemplar_service_options {
@@ -41,7 +44,9 @@ struct exemplar_service_options {
 };
 
 // Job kinds exemplar.sample (ExemplarQuery -> ExemplarAnswer) and
-// exemplar.insert (Settlement -> "inserted", "duplicate" or "ignored").
+// exemplar.insert (Settlement -> "inserted", "duplicate" or "ignored"); it
+// publishes each task's buckets as ExemplarBuckets events (the dashboard's
+// exemplar panel; actors/exemplar/exemplar_actor.hpp says when).
 // Errors: the store cannot open, bad options.
 result<service> spawn_exemplar_service(caf::actor_system& sys, const exemplar_service_options& options,
                                        const std::string& name);

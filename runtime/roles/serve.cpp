@@ -53,7 +53,7 @@ int serve(const std::string& role, msg::Role wire_role, std::uint32_t slots, con
   peer.deadline_ms = svc->deadline_ms;
   spdlog::info("{} {}: {}, serving {}", role, peer.name, svc->description, connect);
   auto worker = node::spawn_worker(sys, peer, node::counting_jobs(svc->handler, registry, peer.name),
-                                   std::shared_ptr<bus::transport>(std::move(*transport)));
+                                   std::shared_ptr<bus::transport>(std::move(*transport)), svc->events);
   std::vector<caf::actor> actors{worker, svc->actor};
   actors.insert(actors.end(), svc->companions.begin(), svc->companions.end());
   return cli::wait_for_shutdown(sys, actors);
