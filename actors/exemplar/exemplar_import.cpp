@@ -1,9 +1,13 @@
 #include "actors/exemplar/exemplar_import.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <span>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -47,9 +51,45 @@ result<std::string> id_field(const json& row, const char* name, const std::strin
 struct where {
   const std::string& file;
   std::size_t line;
-  const settled_results* settled;
+  const cuda_l1_import* cuda_l1;
   import_counts* counts;
 };
+
+// KernelBench task level/task under root as the rollouts find it
+// (rollout/task_schedule.hpp): ROOT/levelL/T_Name.py or ROOT/levelL/T_Name/task.py;
+// its file and its id (levelL/T_Name), or nullopt when not exactly one.
+struct task_file {
+  std::filesystem::path file;
+  std::string id;
+};
+std::optional<task_file> kernelbench_task(const std::filesystem::path& root, const std::string& level,
+                                          const std::string& task) {
+  namespace fs = std::filesystem;
+  std::optional<task_file> found;
+  std::error_code ec;
+  const std::string folder = "level" + level;
+  for (fs::directory_iterator it(root / folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.filename().string().rfind(task + "_", 0) != 0) continue;
+    std::optional<task_file> hit;
+    if (p.extension() == ".py" && fs::is_regular_file(p))
+      hit = task_file{p, folder + "/" + p.stem().string()};
+    else if (fs::is_regular_file(p / "task.py"))
+      hit = task_file{p / "task.py", folder + "/" + p.filename().string()};
+    if (!hit) continue;
+    if (found) return std::nullopt;
+    found = std::move(hit);
+  }
+  return found;
+}
+
+std::optional<std::string> file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 // A CUDA-L1 row: its code, its reward as settled here; nullopt when left out.
 result<std::optional<exemplar_input>> cuda_l1_row(const json& row, const where& w) {
@@ -68,13 +108,14 @@ result<std::optional<exemplar_input>> cuda_l1_row(const json& row, const where& 
   }
   auto code = string_field(row, "custom_code", w.file, w.line);
   if (!code.ok()) return code.error();
-  if (!w.settled)
+  if (!w.cuda_l1)
     return bad(w.file, w.line, "score_default",
                "CUDA-L1's score was measured on another GPU, not settled here; import with the evaluator's results "
                "(`--settled RESULTS.jsonl`, e.g. tools/gpu/cuda_l1_suite.py's results.jsonl)");
   const std::string job = std::filesystem::path(w.file).stem().string() + "/L" + *level + "-" + *task;
-  auto it = w.settled->find(job);
-  if (it == w.settled->end()) {
+  const auto& settled = w.cuda_l1->settled;
+  auto it = settled.find(job);
+  if (it == settled.end()) {
     ++counts.not_measured;
     return std::optional<exemplar_input>{};
   }
@@ -82,8 +123,24 @@ result<std::optional<exemplar_input>> cuda_l1_row(const json& row, const where& 
     ++counts.not_ok;
     return std::optional<exemplar_input>{};
   }
-  return std::optional<exemplar_input>{exemplar_input{"level" + *level + "/" + *task, {}, std::move(code).value(),
-                                                      it->second.reward}};
+  std::string task_id = "level" + *level + "/" + *task;
+  if (!w.cuda_l1->tasks_dir.empty()) {
+    // Named as the rollouts name the task, and only when the kernel was
+    // measured against that very file.
+    auto t = kernelbench_task(w.cuda_l1->tasks_dir, *level, *task);
+    if (!t) {
+      ++counts.no_task_file;
+      return std::optional<exemplar_input>{};
+    }
+    auto reference = string_field(row, "ref_code", w.file, w.line);
+    if (!reference.ok()) return reference.error();
+    if (file_text(t->file) != *reference) {
+      ++counts.reference_differs;
+      return std::optional<exemplar_input>{};
+    }
+    task_id = std::move(t->id);
+  }
+  return std::optional<exemplar_input>{exemplar_input{std::move(task_id), {}, std::move(code).value(), it->second.reward}};
 }
 
 result<std::optional<exemplar_input>> parse_row(std::string_view text, const where& w) {
@@ -139,6 +196,16 @@ result<settled_results> read_settled_results(const std::string& path) {
   return out;
 }
 
+result<settled_results> read_settled_results(const std::vector<std::string>& paths) {
+  settled_results out;
+  for (const auto& p : paths) {
+    auto one = read_settled_results(p);
+    if (!one.ok()) return one.error();
+    for (auto& [job, r] : *one) out[job] = r;
+  }
+  return out;
+}
+
 std::string derived_exemplar_id(std::string_view task, std::string_view code) {
   std::uint64_t h = 1469598103934665603ull;
   auto mix = [&](std::string_view s) {
@@ -161,12 +228,12 @@ result<exemplar_input> parse_exemplar_line(std::string_view text, const std::str
 }
 
 result<std::vector<exemplar_input>> parse_exemplar_lines(std::istream& in, const std::string& file,
-                                                         const settled_results* settled, import_counts* counts) {
+                                                         const cuda_l1_import* cuda_l1, import_counts* counts) {
   std::vector<exemplar_input> out;
   std::string text;
   for (std::size_t line = 1; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto e = parse_row(text, where{file, line, settled, counts});
+    auto e = parse_row(text, where{file, line, cuda_l1, counts});
     if (!e.ok()) return e.error();
     if (e->has_value()) out.push_back(std::move(**e));
   }
@@ -174,11 +241,47 @@ result<std::vector<exemplar_input>> parse_exemplar_lines(std::istream& in, const
   return out;
 }
 
-result<std::vector<exemplar_input>> read_exemplar_file(const std::string& path, const settled_results* settled,
+result<std::vector<exemplar_input>> read_exemplar_file(const std::string& path, const cuda_l1_import* cuda_l1,
                                                        import_counts* counts) {
   std::ifstream in(path);
   if (!in) return make_error(errc::io, path + ": cannot open");
-  return parse_exemplar_lines(in, path, settled, counts);
+  return parse_exemplar_lines(in, path, cuda_l1, counts);
+}
+
+std::string to_string(const import_summary& s) {
+  std::string text = fmt::format("{} rows, {} inserted, {} already present", s.rows, s.inserted, s.duplicates);
+  const auto& l = s.left_out;
+  if (l.total())
+    text += fmt::format("; left out: {} without code, {} not measured here, {} not settled ok", l.no_code,
+                        l.not_measured, l.not_ok);
+  if (l.no_task_file + l.reference_differs)
+    text += fmt::format(", {} without a task file, {} measured against another reference", l.no_task_file,
+                        l.reference_differs);
+  return text;
+}
+
+result<exemplar_batch> read_exemplar_files(const std::vector<std::string>& files, const cuda_l1_import* cuda_l1) {
+  exemplar_batch batch;
+  for (const auto& f : files) {
+    auto part = read_exemplar_file(f, cuda_l1, &batch.left_out);
+    if (!part.ok()) return part.error();
+    std::move(part->begin(), part->end(), std::back_inserter(batch.rows));
+  }
+  return batch;
+}
+
+result<import_summary> insert_exemplars(exemplar_store& store, const exemplar_batch& batch) {
+  import_summary s;
+  s.rows = batch.rows.size();
+  s.left_out = batch.left_out;
+  const std::size_t chunk = 10000;
+  for (std::size_t i = 0; i < batch.rows.size(); i += chunk) {
+    std::span<const exemplar_input> part(batch.rows.data() + i, std::min(chunk, batch.rows.size() - i));
+    auto outcomes = store.insert_batch(part);
+    if (!outcomes.ok()) return outcomes.error();
+    for (auto o : *outcomes) (o == insert_outcome::inserted ? s.inserted : s.duplicates)++;
+  }
+  return s;
 }
 
 }  // namespace crucible::exemplar

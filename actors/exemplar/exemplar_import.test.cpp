@@ -66,7 +66,7 @@ TEST_CASE("both line formats are read, and ids are derived when absent") {
       R"({"task": "t", "code": "c", "score": 3, "id": "cand-9"})"
       "\n");
   // The CUDA-L1 row takes the reward settled here for a100/L2-17, not its 2.25.
-  settled_results settled{{"a100/L2-17", {"ok", 1.31}}};
+  cuda_l1_import settled{{{"a100/L2-17", {"ok", 1.31}}}, {}};
   auto rows = parse_exemplar_lines(in, "/data/a100.json", &settled);
   REQUIRE(rows.ok());
   REQUIRE(rows->size() == 3);
@@ -92,7 +92,7 @@ TEST_CASE("CUDA-L1 rows as released: no code, not measured here and not ok are l
       "\n"
       R"({"level_id": 1, "task_id": 7, "custom_code": "k7", "score_default": 2.0})"
       "\n");
-  settled_results settled{{"a100/L1-5", {"ok", 0.98}}, {"a100/L1-6", {"hack", 0.0}}, {"l40/L1-7", {"ok", 2.0}}};
+  cuda_l1_import settled{{{"a100/L1-5", {"ok", 0.98}}, {"a100/L1-6", {"hack", 0.0}}, {"l40/L1-7", {"ok", 2.0}}}, {}};
   import_counts counts;
   auto rows = parse_exemplar_lines(in, "a100.json", &settled, &counts);
   REQUIRE(rows.ok());
@@ -109,6 +109,51 @@ TEST_CASE("CUDA-L1 rows as released: no code, not measured here and not ok are l
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message.find("a100.json:1: field 'score_default'") != std::string::npos);
   CHECK(refused.error().message.find("--settled") != std::string::npos);
+}
+
+TEST_CASE("with a tasks folder, CUDA-L1 rows are named as the rollouts name its KernelBench files, and left out when the file is missing or another reference") {
+  storage::temp_dir dir("exemplars-kb");
+  std::filesystem::create_directories(dir.sub("kb/level1"));
+  std::ofstream(dir.sub("kb/level1/19_ReLU.py")) << "relu reference";
+  std::ofstream(dir.sub("kb/level1/23_Softmax.py")) << "softmax reference";
+  std::ofstream(dir.sub("kb/level1/230_Other.py")) << "not task 23";  // 23_ is the prefix, not 23
+  // A task set laid out as folders (tools/gpu/make_kernelbench_tasks.py): ID/task.py.
+  std::filesystem::create_directories(dir.sub("kb/level1/26_GELU_"));
+  std::ofstream(dir.sub("kb/level1/26_GELU_/task.py")) << "gelu reference";
+  auto row = [](int task, const std::string& ref) {
+    return json{{"level_id", 1}, {"task_id", task}, {"ref_code", ref}, {"custom_code", "k" + std::to_string(task)},
+                {"score_default", 9.0}}.dump() + "\n";
+  };
+  std::istringstream in(row(19, "relu reference") + row(23, "an older softmax") + row(40, "layernorm reference") +
+                        row(26, "gelu reference"));
+  cuda_l1_import l1{{{"h20/L1-19", {"ok", 1.07}}, {"h20/L1-23", {"ok", 1.5}}, {"h20/L1-40", {"ok", 1.2}},
+                     {"h20/L1-26", {"ok", 1.0}}},
+                    dir.sub("kb")};
+  import_counts counts;
+  auto rows = parse_exemplar_lines(in, "h20.json", &l1, &counts);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[0].task == "level1/19_ReLU");
+  CHECK((*rows)[0].score == 1.07);
+  CHECK((*rows)[0].id == derived_exemplar_id("level1/19_ReLU", "k19"));
+  CHECK((*rows)[1].task == "level1/26_GELU_");
+  CHECK(counts.reference_differs == 1);  // L1-23 was measured against another file than the rollouts' task
+  CHECK(counts.no_task_file == 1);       // L1-40 has no task file there
+  CHECK(counts.total() == 2);
+}
+
+TEST_CASE("several results files: a later file's row wins for the same job") {
+  storage::temp_dir dir("exemplars-settled");
+  auto first = write_file(dir, "first.jsonl",
+                          json{{"job", "a100/L1-1"}, {"status", "ok"}, {"reward", 1.5}}.dump() + "\n" +
+                              json{{"job", "a100/L1-2"}, {"status", "incorrect"}, {"reward", 0}}.dump() + "\n");
+  auto second = write_file(dir, "second.jsonl", json{{"job", "a100/L1-1"}, {"status", "hack"}, {"reward", 0}}.dump() + "\n");
+  auto merged = read_settled_results(std::vector<std::string>{first, second});
+  REQUIRE(merged.ok());
+  CHECK(merged->size() == 2);
+  CHECK(merged->at("a100/L1-1").status == "hack");
+  CHECK(merged->at("a100/L1-2").status == "incorrect");
+  CHECK_FALSE(read_settled_results(std::vector<std::string>{first, dir.sub("missing.jsonl")}).ok());
 }
 
 TEST_CASE("a bad line is reported with file, line and field") {
@@ -152,11 +197,31 @@ TEST_CASE("the exemplars command adds, imports, samples and reports statistics")
   CHECK(imported["inserted"] == 0);
   CHECK(imported["duplicates"] == 31);
 
+  // CUDA-L1's release with two results files and the rollouts' KernelBench
+  // folder: the kernel enters under the task's file name with the reward of
+  // the later results file, never CUDA-L1's score_default.
+  std::filesystem::create_directories(dir.sub("kb/level2"));
+  std::ofstream(dir.sub("kb/level2/7_Conv.py")) << "conv";
+  std::string release = write_file(dir, "h20.json", json{{"level_id", 2}, {"task_id", 7}, {"ref_code", "conv"},
+                                                        {"custom_code", "fast conv"}, {"score_default", 6.0}}.dump() + "\n");
+  std::string before = write_file(dir, "before.jsonl", json{{"job", "h20/L2-7"}, {"status", "ok"}, {"reward", 1.1}}.dump() + "\n");
+  std::string after = write_file(dir, "after.jsonl", json{{"job", "h20/L2-7"}, {"status", "ok"}, {"reward", 1.4}}.dump() + "\n");
+  imported = json::parse(run({"exemplars", "import", release, "--db", db, "--settled", before, "--settled", after,
+                              "--tasks-dir", dir.sub("kb"), "--json"}));
+  CHECK(imported["inserted"] == 1);
+  auto conv = json::parse(run({"exemplars", "sample", "--db", db, "--task", "level2/7_Conv", "-n", "1", "--json"}));
+  REQUIRE(conv["first_draw"].size() == 1);
+  CHECK(conv["first_draw"][0]["score"] == 1.4);
+  CHECK(conv["first_draw"][0]["code"] == "fast conv");
+  CHECK(run({"exemplars", "import", release, "--db", db, "--settled", after, "--tasks-dir", dir.sub("kb")})
+            .find("1 rows, 0 inserted, 1 already present") != std::string::npos);
+
   auto stats = json::parse(run({"exemplars", "stats", "--db", db, "--json"}));
-  REQUIRE(stats["tasks"].size() == 2);
+  REQUIRE(stats["tasks"].size() == 3);
   CHECK(stats["tasks"][0]["task"] == "level1/5");
-  CHECK(stats["tasks"][1]["exemplars"] == 31);
-  CHECK(stats["tasks"][1]["buckets"].size() == 6);
+  CHECK(stats["tasks"][1]["task"] == "level2/7_Conv");
+  CHECK(stats["tasks"][2]["exemplars"] == 31);
+  CHECK(stats["tasks"][2]["buckets"].size() == 6);
 
   auto sample = json::parse(run({"exemplars", "sample", "--db", db, "--task", "t", "-n", "2", "--temperature", "0.5",
                                  "--draws", "1000", "--seed", "3", "--json"}));

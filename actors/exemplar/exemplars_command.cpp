@@ -27,7 +27,8 @@ struct args {
   std::string code_file;
   std::string id;
   std::string import_file;
-  std::string settled_file;  // import: the evaluator's results CUDA-L1 rows take their rewards from
+  std::vector<std::string> settled_files;  // import: the evaluator's results CUDA-L1 rows take their rewards from
+  std::string tasks_dir;                   // import: KernelBench files CUDA-L1 rows' tasks are named after
   std::string scale = "linear";
   std::string selector = "bucket";
   double bucket_width = exemplar_options{}.bucket_width;
@@ -182,28 +183,27 @@ void run_stats(const args& a, std::ostream& out) {
 }
 
 void run_import(const args& a, std::ostream& out) {
-  std::optional<settled_results> settled;
-  if (!a.settled_file.empty()) settled = must(read_settled_results(a.settled_file));
-  import_counts left_out;
-  auto rows = must(read_exemplar_file(a.import_file, settled ? &*settled : nullptr, &left_out));
-  auto store = open_store(a, true);
-  std::size_t inserted = 0, duplicates = 0;
-  const std::size_t chunk = 10000;
-  for (std::size_t i = 0; i < rows.size(); i += chunk) {
-    std::span<const exemplar_input> part(rows.data() + i, std::min(chunk, rows.size() - i));
-    for (auto o : must(store->insert_batch(part))) (o == insert_outcome::inserted ? inserted : duplicates)++;
-  }
+  if (!a.tasks_dir.empty() && a.settled_files.empty()) fail("--tasks-dir names CUDA-L1 rows' tasks: give --settled too");
+  std::optional<cuda_l1_import> cuda_l1;
+  if (!a.settled_files.empty()) cuda_l1 = cuda_l1_import{must(read_settled_results(a.settled_files)), a.tasks_dir};
+  auto batch = must(read_exemplar_files({a.import_file}, cuda_l1 ? &*cuda_l1 : nullptr));
+  auto store = open_store(a, true);  // after the file is checked: a bad one creates no database
+  auto s = must(insert_exemplars(*store, batch));
   if (a.as_json) {
-    out << json{{"file", a.import_file},     {"rows", rows.size()},           {"inserted", inserted},
-                {"duplicates", duplicates},    {"no_code", left_out.no_code}, {"not_measured", left_out.not_measured},
-                {"not_ok", left_out.not_ok}}.dump()
+    const auto& l = s.left_out;
+    out << json{{"file", a.import_file},
+                {"rows", s.rows},
+                {"inserted", s.inserted},
+                {"duplicates", s.duplicates},
+                {"no_code", l.no_code},
+                {"not_measured", l.not_measured},
+                {"not_ok", l.not_ok},
+                {"no_task_file", l.no_task_file},
+                {"reference_differs", l.reference_differs}}
+               .dump()
         << "\n";
   } else {
-    out << fmt::format("{}: {} rows, {} inserted, {} already present", a.import_file, rows.size(), inserted, duplicates);
-    if (left_out.no_code + left_out.not_measured + left_out.not_ok)
-      out << fmt::format("; left out: {} without code, {} not measured here, {} not settled ok", left_out.no_code,
-                         left_out.not_measured, left_out.not_ok);
-    out << "\n";
+    out << a.import_file << ": " << to_string(s) << "\n";
   }
 }
 
@@ -250,10 +250,15 @@ void add_exemplars_command(CLI::App& app, std::ostream& out, std::ostream& err) 
 
   auto* import = root->add_subcommand("import", "import JSON Lines (task, code, score) or CUDA-L1 rows");
   import->add_option("file", a->import_file, "JSON Lines file")->required();
-  import->add_option("--settled", a->settled_file,
+  import->add_option("--settled", a->settled_files,
                      "CUDA-L1 rows: the evaluator's results here (JSON Lines of job, status, reward, as "
-                     "tools/gpu/cuda_l1_suite.py writes them); a row takes the reward settled for job STEM/L<level>-<task>, "
-                     "and rows not measured or not ok are left out (CUDA-L1's own scores are never taken)");
+                     "tools/gpu/cuda_l1_suite.py writes them; repeatable, a later file wins); a row takes the reward "
+                     "settled for job STEM/L<level>-<task>, and rows not measured or not ok are left out (CUDA-L1's "
+                     "own scores are never taken)");
+  import->add_option("--tasks-dir", a->tasks_dir,
+                     "CUDA-L1 rows: the KernelBench folder the rollouts take tasks from ([run] tasks_dir): a row's "
+                     "task is named after its file there (level1/19_ReLU, not level1/19), and a row whose file is "
+                     "missing or is not its ref_code is left out");
   add_store_options(import, *a);
   import->callback(guarded(e, [a, o] { run_import(*a, *o); }));
 }

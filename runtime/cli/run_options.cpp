@@ -12,6 +12,8 @@ status read(config::section s, run_options& o) {
   CRUCIBLE_TRY(s.read("tolerances", o.tolerances));
   CRUCIBLE_TRY(s.read("tasks_dir", o.tasks_dir));
   CRUCIBLE_TRY(s.read("exemplar_temperature", o.exemplar_temperature));
+  CRUCIBLE_TRY(s.read("exemplar_seed", o.exemplar_seed));
+  CRUCIBLE_TRY(s.read("exemplar_settled", o.exemplar_settled));
   CRUCIBLE_TRY(s.read("detectors", o.detectors));
   CRUCIBLE_TRY(s.read("tasks", o.tasks));
   CRUCIBLE_TRY(s.read("variants", o.variants));
@@ -32,6 +34,9 @@ status read(config::section s, run_options& o) {
   if (o.job == "loop" && o.rollouts == 0) return make_error(errc::invalid_argument, where + " rollouts must be at least 1");
   if (o.job == "loop" && o.policy.empty())
     return make_error(errc::invalid_argument, where + " policy is required for job \"loop\" (a Hugging Face folder)");
+  if (!o.exemplar_settled.empty() && o.exemplar_seed.empty())
+    return make_error(errc::invalid_argument, where + " exemplar_settled gives rewards to exemplar_seed's CUDA-L1 rows: "
+                                                      "name the files in exemplar_seed");
   for (const auto& d : o.detectors)
     if (d != "static")
       return make_error(errc::invalid_argument, where + " detectors: unknown kind \"" + d +

@@ -40,6 +40,13 @@ struct run_options {
   std::vector<std::string> tolerances;
   std::string tasks_dir = "configs/tasks"; // root of task ids; default "configs/tasks"
   double exemplar_temperature = 1.0;       // the exemplar store's bucket temperature (Equation 1); default 1
+  // Files imported into the exemplar store before the run's roles start
+  // (`crucible exemplars import`'s formats): exemplar rows, or CUDA-L1's
+  // release, whose rows take the rewards of exemplar_settled (this
+  // evaluator's results files, tools/gpu/cuda_l1_suite.py) and are named
+  // after their files under tasks_dir. Default [] (the store starts empty).
+  std::vector<std::string> exemplar_seed;
+  std::vector<std::string> exemplar_settled;  // default []
   // Detectors started in this process, by kind ("static"); each reads
   // [detector] for the rest of its options. Default [] (none).
   std::vector<std::string> detectors;

@@ -75,6 +75,9 @@ result<std::unique_ptr<run_stack>> run_stack::start(caf::actor_system& sys, cons
   roles::exemplar_service_options xo;
   xo.db_dir = dir + "/exemplars";
   xo.temperature = run.exemplar_temperature;
+  xo.seed_files = run.exemplar_seed;
+  xo.seed_settled = run.exemplar_settled;
+  xo.seed_tasks_dir = run.tasks_dir;
   CRUCIBLE_TRY(stack->host("exemplar", msg::Role::Exemplar, 16, roles::spawn_exemplar_service(sys, xo, "exemplar")));
   for (const auto& kind : run.detectors) {
     auto d = detector_opts;

@@ -1,8 +1,11 @@
 // `crucible exemplar`: the exemplar store as a service on the bus.
+#include <optional>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/exemplar/exemplar_actor.hpp"
+#include "actors/exemplar/exemplar_import.hpp"
 #include "actors/exemplar/exemplar_wire.hpp"
 #include "runtime/node/ask.hpp"
 #include "runtime/node/worker_actor.hpp"
@@ -90,6 +93,20 @@ result<service> spawn_exemplar_service(caf::actor_system& sys, const exemplar_se
   if (!kv) return kv.error();
   auto store = exemplar::exemplar_store::open(std::shared_ptr<storage::kv_store>(std::move(*kv)), options);
   if (!store) return store.error();
+  std::string seeded;
+  if (!o.seed_files.empty()) {
+    std::optional<exemplar::cuda_l1_import> cuda_l1;
+    if (!o.seed_settled.empty()) {
+      auto settled = exemplar::read_settled_results(o.seed_settled);
+      if (!settled) return settled.error();
+      cuda_l1 = exemplar::cuda_l1_import{std::move(*settled), o.seed_tasks_dir};
+    }
+    auto batch = exemplar::read_exemplar_files(o.seed_files, cuda_l1 ? &*cuda_l1 : nullptr);
+    if (!batch) return batch.error();
+    auto summary = exemplar::insert_exemplars(**store, *batch);
+    if (!summary) return summary.error();
+    seeded = fmt::format("; seeded from {}: {}", fmt::join(o.seed_files, ", "), exemplar::to_string(*summary));
+  }
   auto events = std::make_shared<node::event_outbox>();
   auto on_buckets = [events, name](exemplar::bucket_report r) {
     envelope_writer w;
@@ -100,8 +117,8 @@ result<service> spawn_exemplar_service(caf::actor_system& sys, const exemplar_se
   service svc{std::make_shared<exemplar_handler>(sys, actor, name),
               {"exemplar.sample", "exemplar.insert"},
               caf::actor_cast<caf::actor>(actor),
-              fmt::format("exemplar store {} (selector {}, temperature {}, bucket width {})", o.db_dir,
-                          exemplar::to_string(options.selector), options.temperature, options.bucket_width)};
+              fmt::format("exemplar store {} (selector {}, temperature {}, bucket width {}){}", o.db_dir,
+                          exemplar::to_string(options.selector), options.temperature, options.bucket_width, seeded)};
   svc.events = std::move(events);
   return svc;
 }
@@ -117,6 +134,12 @@ cli::command add_exemplar_role(CLI::App& app) {
   cmd->add_option("--bucket-width", a->service.bucket_width, "bucket width (0.1)");
   cmd->add_option("--scale", a->service.scale, "linear or log buckets");
   cmd->add_option("--slots", a->slots, "requests served at once (16)");
+  cmd->add_option("--seed", a->service.seed_files,
+                  "import this file before serving (exemplar rows or CUDA-L1's release; repeatable)");
+  cmd->add_option("--seed-settled", a->service.seed_settled,
+                  "the evaluator's results that seeded CUDA-L1 rows take their rewards from (repeatable)");
+  cmd->add_option("--seed-tasks-dir", a->service.seed_tasks_dir,
+                  "the KernelBench folder seeded CUDA-L1 rows' tasks are named after (the rollouts' tasks_dir)");
   add_role_options(*cmd, a->common, "exemplar");
   return {cmd, [a] {
             return serve("exemplar", msg::Role::Exemplar, a->slots, a->common,

@@ -41,6 +41,15 @@ struct exemplar_service_options {
   std::string scale;                 // linear (default) or log
   double temperature = 0;            // 0: the store's default (1.0)
   double bucket_width = 0;           // 0: the store's default (0.1)
+  // Imported into the store before it serves, each time it starts (a
+  // repeated import changes nothing; actors/exemplar/exemplar_import.hpp):
+  // exemplar files or CUDA-L1's release. CUDA-L1 rows take the rewards of
+  // seed_settled (this evaluator's results files; CUDA-L1's own scores never)
+  // and are named after their task files under seed_tasks_dir (a KernelBench
+  // folder, the rollouts' tasks_dir). Default: none.
+  std::vector<std::string> seed_files;
+  std::vector<std::string> seed_settled;
+  std::string seed_tasks_dir;
 };
 
 // Job kinds exemplar.sample (ExemplarQuery -> ExemplarAnswer) and
