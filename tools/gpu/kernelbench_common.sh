@@ -107,3 +107,45 @@ kernelbench_jobs() {
 }
 
 _kb_short() { echo "$1" | sed 's#level\([12]\)/\([0-9]*\)_.*#L\1-\2#'; }
+
+# crucible_for DEBS_DIR PYTHON WORK: sets `crucible` to the binary the loop
+# scripts run: built here (unpack_debs, build_crucible in BUILD_DIR,
+# build-gpu-loop by default), or with DEBS_DIR "-" the one CRUCIBLE names.
+crucible_for() {
+  if [[ "$1" != "-" ]]; then
+    unpack_debs "$(realpath "$1")"
+    local build=${BUILD_DIR:-build-gpu-loop}
+    build_crucible "$build" "$2" "$3" || return 1
+    crucible=$PWD/$build/bin/crucible
+  else
+    crucible=$(realpath "${CRUCIBLE:?DEBS_DIR - needs CRUCIBLE}")
+  fi
+}
+
+# tiny_kernelbench_policy PYTHON DIR: a policy folder without weights (the
+# loop initialises it at random): the quick-start's tokenizer, twice its
+# width and depth (2.6 M parameters) and 4096 positions, which a KernelBench
+# prompt with two previous codes and a whole candidate fits in.
+tiny_kernelbench_policy() {
+  mkdir -p "$2"
+  cp configs/quickstart/policy/tokenizer.json "$2/"
+  "$1" - configs/quickstart/policy/config.json "$2/config.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c.update(max_position_embeddings=4096, hidden_size=256, intermediate_size=512, num_hidden_layers=4)
+json.dump(c, open(sys.argv[2], "w"), indent=1)
+PYEOF
+}
+
+# sample_gpu_busy DEVICES FILE: appends "UNIX_TIME UTIL..." lines of the
+# GPUs in DEVICES (cuda:1,cuda:2) every 0.25 s in the background; sets
+# `sampler` to its pid (kill it when done).
+sample_gpu_busy() {
+  local gpus
+  gpus=$(echo "$1" | sed 's/cuda://g')
+  (while :; do
+    echo "$(date +%s.%N) $(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i "$gpus" | paste -sd' ')"
+    sleep 0.25
+  done) >>"$2" 2>/dev/null &
+  sampler=$!
+}

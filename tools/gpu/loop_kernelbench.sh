@@ -33,31 +33,14 @@ py=$(command -v "${PYTHON:-python3}")
 policy_device=${POLICY_DEVICE:-cuda:0}
 eval_devices=${EVAL_DEVICES:-cuda:1}
 mkdir -p "$work"
-if [[ "$1" != "-" ]]; then
-  unpack_debs "$(realpath "$1")"
-  build=${BUILD_DIR:-build-gpu-loop}
-  build_crucible "$build" "$py" "$work" || exit 1
-  crucible=$PWD/$build/bin/crucible
-else
-  crucible=$(realpath "${CRUCIBLE:?DEBS_DIR - needs CRUCIBLE}")
-fi
+crucible_for "$1" "$py" "$work" || exit 1
 
 echo "=== task set and seed corpus"
 rm -rf "$work/tasks" "$work/run"
 "$py" tools/gpu/make_kernelbench_tasks.py --kernelbench "$kb" --faster tools/gpu/kernelbench_faster \
   --out "$work/tasks" ${PROBLEMS:-level1/12 level1/88 level1/23 level1/26} || exit 1
 tasks=$(cd "$work/tasks" && printf '"%s", ' level1/* | sed 's/, $//')
-mkdir -p "$work/policy"
-cp configs/quickstart/policy/tokenizer.json "$work/policy/"
-"$py" - configs/quickstart/policy/config.json "$work/policy/config.json" <<'EOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-# A KernelBench prompt with two previous codes and a whole candidate fits in
-# 4096 positions; twice the quick-start's width and depth (2.6 M parameters)
-# to learn candidates that repeat the reference's file.
-c.update(max_position_embeddings=4096, hidden_size=256, intermediate_size=512, num_hidden_layers=4)
-json.dump(c, open(sys.argv[2], "w"), indent=1)
-EOF
+tiny_kernelbench_policy "$py" "$work/policy"
 
 if [[ "$eval_devices" == cpu ]]; then
   evaluators="evaluators = 1"
@@ -129,12 +112,7 @@ echo "corpus of $examples examples in $((SECONDS - start)) s; stage 1: $steps st
 echo "=== crucible run (stage 1, then ${STAGE3_SECONDS:-240} s of stage 3)"
 : >"$work/util.txt"
 if [[ "$eval_devices" != cpu ]]; then
-  gpus=$(echo "$eval_devices" | sed 's/cuda://g')
-  (while :; do
-    echo "$(date +%s.%N) $(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i "$gpus" | paste -sd' ')"
-    sleep 0.25
-  done) >>"$work/util.txt" 2>/dev/null &
-  sampler=$!
+  sample_gpu_busy "$eval_devices" "$work/util.txt"
 fi
 "$crucible" run "$work/loop.toml" --run-dir "$work/run" 2>&1 | while IFS= read -r line; do
   [[ "$line" == "stage 3:"* && ! -f "$work/stage3.start" ]] && date +%s.%N >"$work/stage3.start"
