@@ -25,7 +25,7 @@
 # Environment: RUN_S (480), STALENESS ("4 0"; "" for stage 1 alone), TASKS
 # ("level1/* level2/*"; or e.g. "level1/19 level1/88"), EVAL_DEVICES (cuda:0;
 # "cpu" for one CPU evaluator, a check of the script without a GPU), RESULTS
-# (the two docs/results files), SFT_EXAMPLES (128, drawn at random from the
+# (the two docs/results files), SFT_EXAMPLES (64, drawn at random from the
 # verified set; 0 = all), SFT_EPOCHS (1), ROLLOUTS (8), GROUP_SIZE (8),
 # MAX_NEW_TOKENS (2048), PROTOCOL (default), JOBS, PYTHON. table.md (every
 # run of WORK), the kernels and all.tgz go under $OUT when it is set.
@@ -103,7 +103,7 @@ if [[ ! -f "$stage1/stage1.json" ]]; then
   "$py" tools/quickstart/make_seed_corpus.py --crucible "$crucible" --config "$work/stage3-stage1.toml" \
     $(printf -- '--verified %s ' $results) --cuda-l1 "$cl1" --kernelbench "$work/tasks" --levels 1,2 \
     --jobs "${JOBS:-$(nproc)}" --out "$work/sft-verified.jsonl" | tee "$work/sft-summary.txt" || exit 1
-  "$py" - "$work/sft-verified.jsonl" "$work/sft.jsonl" "${SFT_EXAMPLES:-128}" <<'EOF2'
+  "$py" - "$work/sft-verified.jsonl" "$work/sft.jsonl" "${SFT_EXAMPLES:-64}" <<'EOF2'
 import random, sys
 lines = open(sys.argv[1]).readlines()
 k = int(sys.argv[3])
