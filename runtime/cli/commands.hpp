@@ -20,6 +20,8 @@ command add_worker_command(CLI::App& app);
 command add_submit_command(CLI::App& app);
 command add_run_command(CLI::App& app);
 command add_keys_command(CLI::App& app);
+// `crucible dashboard --connect HUB` (dashboard_command.cpp).
+command add_dashboard_command(CLI::App& app);
 // `crucible kernels export` (kernels_command.cpp).
 command add_kernels_command(CLI::App& app);
 // A role whose implementation has not landed yet: --help describes it;

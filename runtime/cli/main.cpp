@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       add_worker_command(app),
       add_submit_command(app),
       add_keys_command(app),
+      add_dashboard_command(app),
 #ifdef CRUCIBLE_HAVE_RUN
       add_run_command(app),
 #endif

@@ -35,10 +35,24 @@ void board::update_buckets(task_buckets t, clock::time_point now) {
   buckets_.insert_or_assign(std::move(task), published_buckets{std::move(t), at});
 }
 
+void board::update_peer(std::string name, std::string role, std::string node, bool joined) {
+  std::lock_guard lock(mu_);
+  if (!joined) {
+    announced_.erase(name);
+    return;
+  }
+  auto key = name;
+  announced_.insert_or_assign(std::move(key),
+                              peer_row{std::move(name), std::move(role), std::move(node), "registered", {}, 0, 0});
+}
+
 json board::fleet() const {
   std::lock_guard lock(mu_);
+  std::vector<peer_row> announced;
+  if (!hub_seen_)
+    for (const auto& [name, p] : announced_) announced.push_back(p);
   json peers = json::array();
-  for (const auto& p : fleet_) {
+  for (const auto& p : hub_seen_ ? fleet_ : announced) {
     json jobs = json::array();
     for (const auto& [kind, id] : p.jobs) jobs.push_back({{"kind", kind}, {"id", id}});
     peers.push_back({{"name", p.name},
@@ -67,7 +81,7 @@ json board::queues() const {
                      {"completed", q.completed},
                      {"requeued", q.requeued}});
   }
-  return {{"queued", queued}, {"in_flight", in_flight}, {"kinds", std::move(kinds)}};
+  return {{"hub", hub_seen_}, {"queued", queued}, {"in_flight", in_flight}, {"kinds", std::move(kinds)}};
 }
 
 json board::settlements(std::size_t newest) const {

@@ -85,6 +85,9 @@ class board {
   void add_settlement(settlement_row s);
   // A task's buckets, published at `now`: they replace the task's earlier ones.
   void update_buckets(task_buckets t, clock::time_point now);
+  // A peer joined or left, as the hub's PeerEvents say: the fleet of a
+  // dashboard outside the hub's process (no hub copy; state "registered").
+  void update_peer(std::string name, std::string role, std::string node, bool joined);
 
   // The JSON of each /api endpoint (docs/dashboard.md lists their fields).
   nlohmann::json fleet() const;
@@ -106,6 +109,7 @@ class board {
   mutable std::mutex mu_;
   bool hub_seen_ = false;                 // GUARDED_BY(mu_)
   std::vector<peer_row> fleet_;           // GUARDED_BY(mu_)
+  std::map<std::string, peer_row> announced_;  // GUARDED_BY(mu_): by name, from PeerEvents
   std::vector<queue_row> queues_;         // GUARDED_BY(mu_)
   std::deque<sample> samples_;            // GUARDED_BY(mu_)
   std::deque<settlement_row> settled_;    // GUARDED_BY(mu_)

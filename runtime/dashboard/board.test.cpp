@@ -109,3 +109,23 @@ TEST_CASE("the exemplar buckets are each task's newest publication, beside the s
   CHECK(ex["tasks"][1]["task"] == "cpu/relu");
   CHECK_FALSE(ex["tasks"][1]["published"].get<bool>());
 }
+
+TEST_CASE("without the hub's copy, the fleet is the peers the hub's events announced, and the queues say so") {
+  const auto t0 = clock::now();
+  board b({}, t0);
+  b.update_peer("evaluator-0", "Evaluator", "n1", true);
+  b.update_peer("exemplar", "Exemplar", "n1", true);
+  b.update_peer("evaluator-0", "Evaluator", "n1", true);  // announced again: once
+  b.update_peer("exemplar", "Exemplar", "n1", false);     // left
+  auto f = b.fleet();
+  CHECK_FALSE(f["hub"].get<bool>());
+  REQUIRE(f["peers"].size() == 1);
+  CHECK(f["peers"][0]["name"] == "evaluator-0");
+  CHECK(f["peers"][0]["state"] == "registered");
+  CHECK_FALSE(b.queues()["hub"].get<bool>());
+  // The hub's copy, where there is one, is the fleet.
+  b.update_hub({{"learner", "Learner", "n2", "idle", {}, 1, 0}}, {}, t0 + 1s);
+  REQUIRE(b.fleet()["peers"].size() == 1);
+  CHECK(b.fleet()["peers"][0]["name"] == "learner");
+  CHECK(b.queues()["hub"].get<bool>());
+}

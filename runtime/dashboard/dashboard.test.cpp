@@ -206,6 +206,52 @@ TEST_CASE("a running loop's dashboard shows its fleet, queues, exemplar buckets 
   CHECK(dom.find("updated ") != std::string::npos);
   CHECK(dom.find("<polyline") != std::string::npos);
 
+  // `crucible dashboard --connect` beside the loop: the same page from the
+  // hub's events, in a process of its own.
+  const int second = pick_port();
+  child watcher(crucible_binary(),
+                {"dashboard", "--connect", "ipc://" + dir + "/run/hub", "--name", "dashboard-test", "--dashboard",
+                 "127.0.0.1:" + std::to_string(second)},
+                dir + "/dashboard.out");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/dashboard.out", "dashboard at http://127.0.0.1:" + std::to_string(second), 30s),
+                  watcher.log());
+  const std::vector<std::string> served{"Evaluator", "Exemplar", "Detector", "Learner", "Referee"};
+  json far_fleet, far_exemplars, far_settled;
+  auto heard_all = [&] {
+    far_fleet = get_json(second, "/api/fleet");
+    far_exemplars = get_json(second, "/api/exemplars");
+    far_settled = get_json(second, "/api/settlements");
+    if (!far_fleet.is_object() || !far_exemplars.is_object() || !far_settled.is_object()) return false;
+    std::set<std::string> roles_heard;
+    for (const auto& p : far_fleet["peers"]) roles_heard.insert(p["role"].get<std::string>());
+    for (const auto& role : served)
+      if (!roles_heard.count(role)) return false;
+    return far_settled["total"].get<int>() >= 1 && buckets_of_the_run(far_exemplars, get_json(port, "/api/settlements"));
+  };
+  for (int i = 0; i < 180 && !heard_all(); ++i) {
+    REQUIRE_MESSAGE(watcher.running(), watcher.log());
+    REQUIRE_MESSAGE(run.running(), run.log());
+    std::this_thread::sleep_for(500ms);
+  }
+  CAPTURE(far_fleet.dump());
+  CAPTURE(far_exemplars.dump());
+  CAPTURE(far_settled.dump());
+  CHECK(heard_all());
+  CHECK_FALSE(far_fleet["hub"].get<bool>());
+  CHECK(far_exemplars["tasks"][0]["store"] == "exemplar");
+  for (const auto& row : far_settled["newest"]) CHECK(row["candidate"].get<std::string>().rfind("rollout-0/", 0) == 0);
+  child far_page(browser, {"--headless=new", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile + "-far",
+                           "--virtual-time-budget=4000", "--dump-dom", "http://127.0.0.1:" + std::to_string(second) + "/"},
+                 dir + "/far-dom.html");
+  REQUIRE(far_page.wait(90s) == 0);
+  const std::string far_dom = read_file(dir + "/far-dom.html");
+  CAPTURE(far_dom.substr(0, 4000));
+  for (const auto& role : served) CHECK(far_dom.find("<td class=\"role\">" + role + "</td>") != std::string::npos);
+  CHECK(far_dom.find("<td class=\"task\" colspan=\"3\">cpu/gelu_tanh</td>") != std::string::npos);
+  CHECK(far_dom.find("the queues are the hub's own") != std::string::npos);
+  watcher.terminate();
+  CHECK(watcher.wait(60s) == 0);
+
   run.terminate();
   CHECK(run.wait(120s) == 0);
 }

@@ -23,13 +23,18 @@ void show_hub(const hub::hub_core& core, dashboard::board& board, hub::clock::ti
 }
 
 void show_event(const bus::frame& f, dashboard::board& board, std::size_t max_message_bytes, hub::clock::time_point now) {
-  if (f.via != bus::channel::event || (f.topic != "Settlement" && f.topic != "ExemplarBuckets")) return;
+  if (f.via != bus::channel::event || (f.topic != "Settlement" && f.topic != "ExemplarBuckets" && f.topic != "PeerEvent"))
+    return;
   auto opened = messages::open(f.data, max_message_bytes);
-  if (!opened) return;  // the core counts and logs it
+  if (!opened || messages::kind_name((*opened)->payload_type()) != f.topic) return;  // the core counts and logs it
   if (const auto* s = (*opened)->payload_as_Settlement()) {
     board.add_settlement({str(s->candidate_id()), str(s->task_id()), str(s->group_id()),
                           msg::EnumNameSettlementStatus(s->status()), str(s->reason()), s->reward(), s->speedup_raw(),
                           s->verified(), s->policy_version(), s->settled_ns()});
+    return;
+  }
+  if (const auto* p = (*opened)->payload_as_PeerEvent()) {
+    board.update_peer(str(p->name()), msg::EnumNameRole(p->role()), str(p->node()), p->joined());
     return;
   }
   if (const auto* b = (*opened)->payload_as_ExemplarBuckets()) {
