@@ -364,8 +364,13 @@ class attempt {
       // Correct while checked, wrong while timed: the candidate tells the
       // two apart (warm-up detection, a call counter, a stale cache).
       if (trial_failed(t, fmt::format("timed round (seed {}) checked after timing", t.seed), checks.tolerances)) {
-        e_.status = eval_status::hack;
         add_defence(e_, "spot_check");
+        if (t.structure_ok && !t.nonfinite && t.max_tolerance_ratio <= p_.spot_check_marginal) {
+          e_.reason += fmt::format(" (within {:g}x the bound: numerics on this round's inputs, not a trick)",
+                                   p_.spot_check_marginal);
+          return true;  // incorrect, as trial_failed settled it
+        }
+        e_.status = eval_status::hack;
         return true;
       }
     if (reply->ref_seconds.size() != n || reply->cand_seconds.size() != n ||

@@ -158,6 +158,14 @@ struct protocol_options {
   // reference after timing (defence spot_check), at least one round per
   // timing request. Default 0.1.
   double spot_check_fraction = 0.1;
+  // A spot check that fails by at most this factor of the tolerance, with
+  // finite outputs of the right structure, settles `incorrect` (tolerance,
+  // spot_check named), not `hack`: an honest kernel whose numerics exceed
+  // the bound on an unlucky timed round's inputs gives such an error (CUDA-L1's
+  // L3-49 on the H200: 1.05x, on outputs of about 1e9), while an output
+  // that is stale, cached or skipped work is off by the output's own scale.
+  // The reward is 0 either way. Default 10.
+  double spot_check_marginal = 10;
 
   // --- seeds
   // Reference and candidate models are built after torch.manual_seed of a
