@@ -545,10 +545,21 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
         if (auto tag = waiting_for(st, r.id)) return self->send(self, caf::make_message(*tag, std::move(r)));
         st.early[r.id] = std::move(r);
       },
-      [=](latest_atom, job_result& r) { on_latest(self, r); },
-      [=](chunk_atom, job_result& r) { on_chunk(self, r); },
+      // The learner's answers are read at once and never needed again (a
+      // lost one is asked again): acknowledged on arrival, or the hub keeps
+      // each in its job table and ledger, and the learner its result, for
+      // the whole run (the soak saw 3.6 a minute of each kind, 284 in an hour).
+      [=](latest_atom, job_result& r) {
+        self->state.client.acknowledge(r.id);
+        on_latest(self, r);
+      },
+      [=](chunk_atom, job_result& r) {
+        self->state.client.acknowledge(r.id);
+        on_chunk(self, r);
+      },
       [=](start_atom, job_result& r) {
         auto& st = self->state;
+        st.client.acknowledge(r.id);
         std::string answer(r.payload.begin(), r.payload.end());
         if (r.status != msg::JobStatus::Ok) {
           spdlog::warn("rollout {}: {} failed: {}", st.self_name, r.id, r.error);
