@@ -12,6 +12,7 @@
 #include "actors/learner/sft_data.hpp"
 #include "actors/learner/trainer.hpp"
 #include "actors/learner/weight_publisher.hpp"
+#include "actors/policy/lora_adapters.hpp"
 
 namespace crucible::learner {
 
@@ -57,6 +58,7 @@ weight_publisher_options publisher_options(const learner_options& o) {
   weight_publisher_options p;
   p.publish_dir = o.publish_dir;
   p.chunk_bytes = o.publish_chunk_bytes;
+  p.base_model = o.policy;
   std::error_code ec;
   if (!o.policy.empty() && fs::exists(fs::path(o.policy) / "tokenizer.json", ec)) p.tokenizer_from = o.policy;
   return p;
@@ -214,6 +216,16 @@ result<publication> run_sft(const learner_options& options, std::uint64_t epochs
   }
   if (!options.checkpoint_dir.empty()) CRUCIBLE_TRY(e.train->save_checkpoint(options.checkpoint_dir));
   CRUCIBLE_TRY(publish(e));
+  if (e.train->model().adapters() && !options.publish_dir.empty()) {
+    // LoRA: what stage 1 hands on is a whole policy, the adapters merged
+    // into the base (publish_dir/v-N-merged), beside the adapters' v-N.
+    policy::merge_adapters(e.train->model());
+    const fs::path merged = fs::path(options.publish_dir) / ("v-" + std::to_string(e.latest.version) + "-merged");
+    policy::save_options files;
+    if (fs::exists(fs::path(options.policy) / "tokenizer.json")) files.tokenizer_from = fs::path(options.policy);
+    CRUCIBLE_TRY(policy::save_causal_lm(e.train->model(), merged, files));
+    e.latest.path = merged.string();
+  }
   return e.latest;
 } catch (const c10::Error& err) {
   return make_error(errc::internal, std::string("learner: LibTorch: ") + err.what_without_backtrace());

@@ -68,8 +68,9 @@ result<learner_actor> spawn_learner_actor(caf::actor_system& system, const learn
 // (sft_data.hpp) for `epochs` passes in batches of groups_per_batch, a line
 // of metrics per batch, then checkpoints (when checkpoint_dir is set) and
 // publishes the result (to publish_dir when set: the publication's path is
-// the trained policy's folder). Errors of loading, the data, training or
-// writing.
+// the trained policy's folder; under LoRA the adapters go to v-N and the
+// path names v-N-merged, the adapters merged into the base). Errors of
+// loading, the data, training or writing.
 result<publication> run_sft(const learner_options& options, std::uint64_t epochs);
 
 }  // namespace crucible::learner

@@ -48,6 +48,7 @@ status validate(const learner_options& o) {
   if (o.micro_batches == 0 || (o.groups_per_batch / o.mini_batches) % o.micro_batches != 0)
     return bad("micro_batches", "must be at least 1 and divide groups_per_batch / mini_batches");
   if (o.publish_chunk_bytes == 0) return bad("publish_chunk_bytes", "must be at least 1");
+  CRUCIBLE_TRY(policy::validate(o.lora, "[learner] lora_"));
   return status::success();
 }
 
@@ -89,6 +90,10 @@ status read(section s, learner::learner_options& out) {
   CRUCIBLE_TRY(s.read("micro_batches", out.micro_batches));
   CRUCIBLE_TRY(s.read("bf16_autocast", out.bf16_autocast));
   CRUCIBLE_TRY(s.read("seed", out.seed));
+  CRUCIBLE_TRY(s.read("lora_rank", out.lora.rank));
+  CRUCIBLE_TRY(s.read("lora_alpha", out.lora.alpha));
+  CRUCIBLE_TRY(s.read("lora_dropout", out.lora.dropout));
+  CRUCIBLE_TRY(s.read("lora_targets", out.lora.targets));
   CRUCIBLE_TRY(s.read("policy", out.policy));
   CRUCIBLE_TRY(s.read("reference", out.reference));
   CRUCIBLE_TRY(s.read("device", out.device));

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "actors/policy/lora.hpp"
+
 namespace crucible::learner {
 
 // Which of the paper's stages the learner trains.
@@ -52,6 +54,11 @@ struct learner_options {
   std::uint64_t micro_batches = 1;     // gradient-accumulation slices per optimizer step; default 1
   bool bf16_autocast = true;           // CUDA only: matmuls in bf16 under fp32 weights; default true
   std::uint64_t seed = 0;              // LibTorch's RNGs are seeded with it; default 0
+  // LoRA (policy/lora.hpp): with lora.rank > 0 the base is frozen and only
+  // adapters on lora.targets are trained; the KL reference is the base
+  // without them; publications and checkpoints hold the adapters alone.
+  // Keys lora_rank, lora_alpha, lora_dropout, lora_targets. Default off.
+  policy::lora_options lora;
 
   // ---- model and files
   std::string policy;           // Hugging Face folder of the initial policy; required by `crucible learner`

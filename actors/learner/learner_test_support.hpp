@@ -101,6 +101,31 @@ inline double mean_reward(const std::vector<rollout_group>& groups) {
   return n > 0 ? sum / n : 0;
 }
 
+// The summed log-prob of `completion` after `prompt` under `model`.
+inline double logprob_of(policy::causal_lm& model, const std::vector<std::int32_t>& prompt,
+                         const std::vector<std::int32_t>& completion) {
+  torch::NoGradGuard no_grad;
+  policy::generation g;
+  g.prompt_ids = prompt;
+  g.ids = completion;
+  g.logprobs.assign(completion.size(), 0);
+  auto b = policy::make_token_batch({g}, torch::kCPU);
+  return policy::token_logprobs(model, b.input_ids, b.attention_mask, b.first_target).sum().item<double>();
+}
+
+// GRPO steps `from`..`to` on groups sampled by `t`'s own policy (seeds
+// step + 100); the losses.
+inline std::vector<double> grpo_steps(trainer& t, int from, int to) {
+  std::vector<double> losses;
+  for (int step = from; step < to; ++step) {
+    auto groups = sample_groups(t.model(), t.version(), static_cast<std::uint64_t>(step) + 100);
+    auto r = t.train_grpo(groups);
+    CRUCIBLE_CHECK(r.ok(), "grpo_steps: a GRPO step failed");
+    losses.push_back(r->loss);
+  }
+  return losses;
+}
+
 // Options the learnability tests train with.
 inline learner_options tiny_options() {
   learner_options o;

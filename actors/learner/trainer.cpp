@@ -14,6 +14,7 @@
 #include "actors/learner/learner_config.hpp"
 #include "actors/learner/objectives.hpp"
 #include "actors/learner/schedule.hpp"
+#include "actors/policy/lora_adapters.hpp"
 
 // LibTorch 2.4 replaced set_enabled / set_autocast_gpu_dtype with per-device calls.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
@@ -205,6 +206,22 @@ policy::generation as_generation(const std::vector<std::int32_t>& prompt, const 
   return g;
 }
 
+// The adapters of `model` (if any) in training mode while it lives (dropout).
+class adapter_training {
+ public:
+  explicit adapter_training(policy::causal_lm& model) : adapters_(model.adapters()) {
+    if (adapters_) adapters_->train(true);
+  }
+  ~adapter_training() {
+    if (adapters_) adapters_->train(false);
+  }
+  adapter_training(const adapter_training&) = delete;
+  adapter_training& operator=(const adapter_training&) = delete;
+
+ private:
+  std::shared_ptr<policy::lora_adapters> adapters_;
+};
+
 // Diagnostics summed over micro-batches and ranks: [loss, kl*tokens,
 // clipped*tokens, weight*tokens, truncated*tokens, tokens, all tokens, sequences].
 enum stat : int { s_loss, s_kl, s_clip, s_weight, s_trunc, s_tokens, s_all_tokens, s_sequences, s_count };
@@ -220,13 +237,17 @@ trainer::trainer(std::shared_ptr<policy::causal_lm> model, std::shared_ptr<polic
       rewards_(options.reward_window),
       gate_(options.max_staleness, options.groups_per_batch) {
   optimizer_ = std::make_unique<torch::optim::AdamW>(
-      model_->parameters(), torch::optim::AdamWOptions(options_.learning_rate)
+      trainable(), torch::optim::AdamWOptions(options_.learning_rate)
                                 .betas({options_.adam_beta1, options_.adam_beta2})
                                 .eps(options_.adam_eps)
                                 .weight_decay(options_.weight_decay));
 }
 
 trainer::~trainer() = default;
+
+std::vector<torch::Tensor> trainer::trainable() const {
+  return model_->adapters() ? model_->adapters()->parameters() : model_->parameters();
+}
 
 result<std::unique_ptr<trainer>> trainer::create(std::shared_ptr<policy::causal_lm> model,
                                                  std::shared_ptr<policy::causal_lm> reference,
@@ -239,10 +260,20 @@ result<std::unique_ptr<trainer>> trainer::create(std::shared_ptr<policy::causal_
   }
   try {
     torch::manual_seed(options.seed);
-    if (options.kl_beta > 0 && !reference) reference = frozen_copy(*model);
+    if (options.lora.enabled() && !model->adapters()) {
+      auto added = policy::add_lora(*model, options.lora, options.seed);
+      if (!added) return added.error();
+    }
+    const bool lora = model->adapters() != nullptr;
+    // Under LoRA the reference is the base without adapters: no copy.
+    if (options.kl_beta > 0 && !reference && !lora) reference = frozen_copy(*model);
     if (options.kl_beta == 0) reference.reset();
-    for (auto& p : model->parameters()) p.set_requires_grad(true);
-    return std::unique_ptr<trainer>(new trainer(std::move(model), std::move(reference), options, dp));
+    for (auto& p : model->parameters()) p.set_requires_grad(!lora);
+    if (lora)
+      for (auto& p : model->adapters()->parameters()) p.set_requires_grad(true);
+    auto t = std::unique_ptr<trainer>(new trainer(std::move(model), std::move(reference), options, dp));
+    t->base_reference_ = lora && options.kl_beta > 0 && !t->reference_;
+    return t;
   } catch (const c10::Error& e) {
     return make_error(errc::internal, std::string("trainer: LibTorch: ") + e.what_without_backtrace());
   }
@@ -383,8 +414,12 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
       for (auto& mb : m.micros) {
         const auto& b = mb.batch;
         mb.proximal = policy::token_logprobs(*model_, b.input_ids, b.attention_mask, b.first_target, options_.temperature).to(torch::kFloat32);
-        if (reference_)
+        if (reference_) {
           mb.reference = policy::token_logprobs(*reference_, b.input_ids, b.attention_mask, b.first_target, options_.temperature).to(torch::kFloat32);
+        } else if (base_reference_) {
+          policy::causal_lm::base_only_scope base_only;
+          mb.reference = policy::token_logprobs(*model_, b.input_ids, b.attention_mask, b.first_target, options_.temperature).to(torch::kFloat32);
+        }
       }
     }
   }
@@ -392,7 +427,7 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
   grpo_settings settings;
   settings.eps_low = options_.clip_eps_low;
   settings.eps_high = options_.clip_eps_high;
-  settings.beta = reference_ ? options_.kl_beta : 0.0;
+  settings.beta = reference_ || base_reference_ ? options_.kl_beta : 0.0;
   if (options_.behaviour_weight_cap > 0) settings.behaviour_cap = options_.behaviour_weight_cap;
   settings.mode = options_.loss_aggregation;
 
@@ -409,6 +444,7 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
       torch::Tensor loss;
       {
         autocast_scope scope(autocast);
+        adapter_training training(*model_);  // LoRA dropout in this forward only
         auto logp = policy::token_logprobs(*model_, b.input_ids, b.attention_mask, b.first_target, options_.temperature).to(torch::kFloat32);
         if (grpo) {
           grpo_inputs in{logp, mb.proximal, b.behaviour_logprobs, mb.reference, mb.coefficients, b.completion_mask};
@@ -440,7 +476,8 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
     if (loss_sum.defined()) mini_totals[s_loss] += loss_sum.item<double>();
     // Every rank sums its gradients and statistics with the others'.
     std::vector<torch::Tensor> grads;
-    for (auto& p : model_->parameters()) {
+    const auto params = trainable();
+    for (auto p : params) {
       if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
       grads.push_back(p.grad());
     }
@@ -449,7 +486,7 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
       CRUCIBLE_TRY(dp_->all_reduce_sum(grads));
     }
     totals += mini_totals;
-    auto norm = clip_gradients(model_->parameters(), options_.max_grad_norm);
+    auto norm = clip_gradients(params, options_.max_grad_norm);
     const double lr = scheduled_learning_rate(options_.learning_rate, optimizer_steps_, options_.warmup_steps,
                                               options_.total_steps, options_.min_lr_ratio);
     for (auto& group : optimizer_->param_groups())
@@ -506,6 +543,10 @@ std::shared_ptr<policy::causal_lm> frozen_copy(const policy::causal_lm& model) {
   copy->set_config_json(model.config_json());
   copy_weights(model, *copy);
   for (auto& p : copy->parameters()) p.set_requires_grad(false);
+  if (model.adapters()) {
+    copy->set_adapters(policy::copy_adapters(*model.adapters()));
+    for (auto& p : copy->adapters()->parameters()) p.set_requires_grad(false);
+  }
   return copy;
 }
 

@@ -53,7 +53,10 @@ class trainer {
  public:
   // Takes the policy to train (parameters must require grad) and the frozen
   // reference (may be null when kl_beta is 0; when kl_beta > 0 and it is
-  // null, a frozen copy of the policy is made). Seeds LibTorch's RNGs with
+  // null, a frozen copy of the policy is made). With options.lora enabled
+  // (or adapters already attached to `model`: a resumed or copied policy)
+  // the base is frozen and only the adapters are trained, and a null
+  // reference is the base without adapters (no copy). Seeds LibTorch's RNGs with
   // options.seed. invalid_argument for options validate() refuses or a
   // reference of another architecture. `dp` may be null (one process); it
   // must outlive the trainer.
@@ -75,7 +78,8 @@ class trainer {
   result<step_report> train_sft(const std::vector<sft_example>& batch);
 
   // Checkpoints (trainer_checkpoint.cpp). save_checkpoint writes
-  // `dir`/step-N (policy and reference weights in Hugging Face layout,
+  // `dir`/step-N (policy and reference weights in Hugging Face layout, or
+  // under LoRA the adapters alone as a PEFT folder step-N/adapter,
   // optimizer state, RNG states, counters, reward window) through a
   // temporary folder renamed into place, then points `dir`/latest at it, so
   // a kill -9 at any moment leaves the previous checkpoint usable. Only rank
@@ -101,6 +105,8 @@ class trainer {
 
  private:
   status write_checkpoint(const std::filesystem::path& tmp) const;  // save_checkpoint's files
+  // What the optimizer trains: the adapters' parameters under LoRA, else the policy's.
+  std::vector<torch::Tensor> trainable() const;
   struct prepared;  // a sample ready for the network (trainer.cpp)
   trainer(std::shared_ptr<policy::causal_lm> model, std::shared_ptr<policy::causal_lm> reference,
           const learner_options& options, collective* dp);
@@ -111,6 +117,7 @@ class trainer {
 
   std::shared_ptr<policy::causal_lm> model_;
   std::shared_ptr<policy::causal_lm> reference_;
+  bool base_reference_ = false;  // LoRA with kl_beta > 0: the reference is model_ under base_only_scope
   learner_options options_;
   collective* dp_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
@@ -134,7 +141,8 @@ void copy_weights(const policy::causal_lm& from, policy::causal_lm& to);
 void initialise_weights(policy::causal_lm& model, std::uint64_t seed);
 
 // The folder holding the policy weights of the latest checkpoint under
-// `dir`; not_found when there is none.
+// `dir` (step-N/policy, or step-N/adapter, a PEFT folder, under LoRA);
+// not_found when there is none.
 result<std::filesystem::path> latest_checkpoint_weights(const std::filesystem::path& dir);
 
 }  // namespace crucible::learner

@@ -107,16 +107,6 @@ TEST_CASE("bad batches are refused naming the group and sample") {
   CHECK_FALSE((*t)->train_sft({{{1, 2}, {}}}).ok());
 }
 
-double logprob_of(policy::causal_lm& model, const std::vector<std::int32_t>& prompt, const std::vector<std::int32_t>& completion) {
-  torch::NoGradGuard no_grad;
-  policy::generation g;
-  g.prompt_ids = prompt;
-  g.ids = completion;
-  g.logprobs.assign(completion.size(), 0);
-  auto b = policy::make_token_batch({g}, torch::kCPU);
-  return policy::token_logprobs(model, b.input_ids, b.attention_mask, b.first_target).sum().item<double>();
-}
-
 TEST_CASE("SFT raises the likelihood of the completions it is shown, with gradient accumulation") {
   auto model = tiny_policy(5);
   auto o = tiny_options();
@@ -160,18 +150,6 @@ TEST_CASE("success-only REINFORCE pulls up successes and ignores failures") {
   REQUIRE(none.ok());
   CHECK(none->sequences == 0);
   CHECK((*t)->version() == 5);
-}
-
-// Steps `from`..`to` of a GRPO run with KL and two mini-batches; returns the losses.
-std::vector<double> grpo_steps(trainer& t, int from, int to) {
-  std::vector<double> losses;
-  for (int step = from; step < to; ++step) {
-    auto groups = sample_groups(t.model(), t.version(), static_cast<std::uint64_t>(step) + 100);
-    auto r = t.train_grpo(groups);
-    REQUIRE_MESSAGE(r.ok(), r.error().text());
-    losses.push_back(r->loss);
-  }
-  return losses;
 }
 
 TEST_CASE("a run stopped and resumed from its checkpoint in a new trainer repeats the uninterrupted losses") {

@@ -1,6 +1,8 @@
 // trainer::save_checkpoint / load_checkpoint (trainer.hpp). A checkpoint
 // folder step-N holds:
-//   policy/       the policy in Hugging Face layout, at the training dtype
+//   policy/       the policy in Hugging Face layout, at the training dtype;
+//                 under LoRA instead adapter/, the adapters as a PEFT folder
+//                 (the base is the learner's [learner] policy, unchanged)
 //   reference/    the frozen reference, when there is one
 //   optimizer.pt  AdamW's state (LibTorch archive)
 //   rng.pt        LibTorch's default CPU generator state
@@ -16,6 +18,7 @@
 #include "runtime/base/remove_tree.hpp"
 #include "runtime/base/write_file.hpp"
 #include "actors/learner/trainer.hpp"
+#include "actors/policy/lora_adapters.hpp"
 
 namespace crucible::learner {
 
@@ -89,6 +92,8 @@ status save_archive(torch::serialize::OutputArchive& archive, const fs::path& pa
 result<fs::path> latest_checkpoint_weights(const fs::path& dir) {
   auto step = latest_step(dir);
   if (!step) return step.error();
+  std::error_code ec;
+  if (!fs::exists(*step / "policy", ec) && fs::exists(*step / "adapter", ec)) return *step / "adapter";
   return *step / "policy";
 }
 
@@ -97,7 +102,11 @@ status trainer::write_checkpoint(const fs::path& tmp) const {
   std::error_code ec;
   fs::create_directories(tmp, ec);
   if (ec) return make_error(errc::io, tmp.string() + ": cannot create: " + ec.message());
-  CRUCIBLE_TRY(policy::save_causal_lm(*model_, tmp / "policy", exact_dtype(*model_)));
+  if (model_->adapters())
+    CRUCIBLE_TRY(policy::save_adapters(*model_->adapters(), tmp / "adapter", options_.policy,
+                                       *exact_dtype(*model_).tensor_dtype));
+  else
+    CRUCIBLE_TRY(policy::save_causal_lm(*model_, tmp / "policy", exact_dtype(*model_)));
   if (reference_) CRUCIBLE_TRY(policy::save_causal_lm(*reference_, tmp / "reference", exact_dtype(*reference_)));
   {
     torch::serialize::OutputArchive archive;
@@ -152,7 +161,19 @@ status trainer::load_checkpoint(const fs::path& dir) try {
       !state.contains("reward_window"))
     return make_error(errc::corrupt, (*step / "state.json").string() + ": not a learner state");
 
-  CRUCIBLE_TRY(load_weights_into(*step / "policy", *model_));
+  if (model_->adapters()) {
+    if (!fs::exists(*step / "adapter"))
+      return make_error(errc::corrupt, step->string() + ": LoRA is on but the checkpoint has no adapter folder");
+    auto saved = policy::read_peft_adapter_config(*step / "adapter" / "adapter_config.json");
+    if (!saved) return saved.error();
+    const auto& now = model_->adapters()->options();
+    if (saved->rank != now.rank || saved->alpha != now.alpha || saved->targets != now.targets)
+      return make_error(errc::corrupt, step->string() + ": the checkpoint's adapters (" + saved->text() +
+                                           ") are not this learner's (" + now.text() + ")");
+    CRUCIBLE_TRY(policy::load_adapters(*model_, *step / "adapter"));
+  } else {
+    CRUCIBLE_TRY(load_weights_into(*step / "policy", *model_));
+  }
   if (reference_) {
     if (!fs::exists(*step / "reference"))
       return make_error(errc::corrupt, step->string() + ": kl_beta > 0 but the checkpoint has no reference");

@@ -3,10 +3,13 @@
 #include <torch/torch.h>
 
 #include <cstring>
+#include <map>
 #include <filesystem>
 #include <vector>
 
 #include "actors/policy/causal_lm.hpp"
+#include "actors/policy/lora_adapters.hpp"
+#include "runtime/base/write_file.hpp"
 #include "runtime/base/remove_tree.hpp"
 
 namespace crucible::learner {
@@ -35,7 +38,13 @@ result<publication> weight_publisher::publish(const policy::causal_lm& model, st
   const auto type = policy::to_torch(*saved);
   const auto elem = static_cast<std::int64_t>(policy::dtype_size(*saved));
   torch::NoGradGuard no_grad;
-  const auto params = model.named_parameters();
+  // Under LoRA the adapters alone, named as PEFT names them, with their
+  // adapter_config.json in the header's metadata (for chunks) and beside
+  // the file (for a path): a PEFT folder.
+  const auto* adapters = model.adapters().get();
+  const auto params = adapters ? adapters->named_parameters() : model.named_parameters();
+  std::map<std::string, std::string> metadata = {{"format", "pt"}};
+  if (adapters) metadata[adapter_config_key] = policy::peft_adapter_config(adapters->options(), options_.base_model);
   std::vector<policy::tensor_view> views;
   views.reserve(params.size());
   for (const auto& item : params) {
@@ -45,7 +54,7 @@ result<publication> weight_publisher::publish(const policy::causal_lm& model, st
     v.shape.assign(item.value().sizes().begin(), item.value().sizes().end());
     views.push_back(std::move(v));
   }
-  auto layout = policy::plan_safetensors(views);
+  auto layout = policy::plan_safetensors(views, metadata);
   if (!layout) return layout.error();
   const auto header = static_cast<std::int64_t>(layout->header.size());
   const auto total = static_cast<std::int64_t>(layout->total_bytes);
@@ -85,10 +94,17 @@ result<publication> weight_publisher::publish(const policy::causal_lm& model, st
     return describe_weights(version, bytes.size(), weights_digest(bytes), options_.chunk_bytes);
   const fs::path folder = fs::path(options_.publish_dir) / ("v-" + std::to_string(version));
   remove_tree(folder);  // a version of an earlier run
-  policy::save_options files;
-  if (!options_.tokenizer_from.empty()) files.tokenizer_from = fs::path(options_.tokenizer_from);
-  CRUCIBLE_TRY(policy::save_causal_lm_files(model, folder, *saved, files));
-  auto digest = write_weights(bytes, folder / "model.safetensors", true);
+  if (adapters) {  // a PEFT folder
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) return make_error(errc::io, folder.string() + ": cannot create: " + ec.message());
+    CRUCIBLE_TRY(write_file(folder / "adapter_config.json", metadata[adapter_config_key]));
+  } else {
+    policy::save_options files;
+    if (!options_.tokenizer_from.empty()) files.tokenizer_from = fs::path(options_.tokenizer_from);
+    CRUCIBLE_TRY(policy::save_causal_lm_files(model, folder, *saved, files));
+  }
+  auto digest = write_weights(bytes, folder / (adapters ? "adapter_model.safetensors" : "model.safetensors"), true);
   if (!digest) return digest.error();
   auto p = describe_weights(version, bytes.size(), std::move(*digest), options_.chunk_bytes);
   p.path = folder.string();

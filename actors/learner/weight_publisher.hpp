@@ -10,6 +10,11 @@
 // Owned by the learner actor (and learner_bench); one thread at a time. Keeps
 // its buffers between versions: on CUDA one device copy of the weights in the
 // saved dtype (1 GB for a 0.5B model in bf16) and the pinned host image.
+// Under LoRA (adapters attached to the model) a publication is the adapters
+// alone (megabytes), a PEFT folder publish_dir/v-N (adapter_config.json,
+// adapter_model.safetensors); in chunks, the safetensors image carries the
+// adapter_config.json text in its metadata under adapter_config_key.
+//
 // Torch-free header: LibTorch stays in weight_publisher.cpp.
 #pragma once
 
@@ -37,7 +42,13 @@ struct weight_publisher_options {
   // A folder whose tokenizer files are copied into publish_dir/v-N (it must
   // hold tokenizer.json). Default "": none.
   std::string tokenizer_from;
+  // base_model_name_or_path of a LoRA publication's adapter_config.json (the
+  // learner's [learner] policy). Default "".
+  std::string base_model;
 };
+
+// The safetensors metadata key of a LoRA publication's adapter_config.json.
+inline constexpr const char* adapter_config_key = "crucible.adapter_config";
 
 class weight_publisher {
  public:

@@ -8,9 +8,12 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 #include <sstream>
 
 #include "actors/policy/checkpoint_weights.hpp"
+#include "actors/policy/lora_adapters.hpp"
+#include "actors/policy/parameter_tree.hpp"
 #include "runtime/base/write_file.hpp"
 
 // scaled_dot_product_attention arrived in PyTorch 2.0.
@@ -29,10 +32,6 @@
 
 namespace crucible::policy {
 
-// A node of the parameter tree; its only purpose is to give parameters their
-// Hugging Face dotted names through torch::nn::Module's hierarchy.
-struct parameter_node : torch::nn::Module {};
-
 struct decoder_layer {
   torch::Tensor input_norm, post_norm;
   torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
@@ -49,28 +48,9 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Registers `value` as the parameter called `dotted`
-// ("model.layers.0.mlp.up_proj.weight") under `root`, creating the
-// intermediate nodes.
-torch::Tensor add_parameter(torch::nn::Module& root, const std::string& dotted, torch::Tensor value) {
-  torch::nn::Module* node = &root;
-  std::size_t start = 0;
-  for (std::size_t dot = dotted.find('.'); dot != std::string::npos; dot = dotted.find('.', start)) {
-    const std::string part = dotted.substr(start, dot - start);
-    auto children = node->named_children();
-    if (auto* child = children.find(part)) {
-      node = child->get();
-    } else {
-      node = node->register_module(part, std::make_shared<parameter_node>()).get();
-    }
-    start = dot + 1;
-  }
-  return node->register_parameter(dotted.substr(start), std::move(value));
-}
-
 torch::Tensor add_parameter(torch::nn::Module& root, const std::string& dotted, torch::IntArrayRef shape,
                             const torch::TensorOptions& options) {
-  return add_parameter(root, dotted, torch::empty(shape, options));
+  return crucible::policy::add_parameter(root, dotted, torch::empty(shape, options));
 }
 
 // Row blocks of one new tensor of `rows` [sum(rows), cols...]: the blocks
@@ -253,8 +233,8 @@ torch::Tensor causal_lm::hidden_states(const torch::Tensor& input_ids, const tor
     auto& layer = *layers_[i];
     x = x + attention(layer, rms_norm(x, layer.input_norm, config_.rms_norm_eps), cos, sin, mask, cache, i);
     auto h = rms_norm(x, layer.post_norm, config_.rms_norm_eps);
-    auto act = torch::silu(linear(h, layer.gate_w, layer.gate_b)) * linear(h, layer.up_w, layer.up_b);
-    x = x + linear(act, layer.down_w, layer.down_b);
+    auto act = torch::silu(project(i, 4, h, layer.gate_w, layer.gate_b)) * project(i, 5, h, layer.up_w, layer.up_b);
+    x = x + project(i, 6, act, layer.down_w, layer.down_b);
   }
   if (cache) cache->length = keys;
   (void)batch;
@@ -267,9 +247,9 @@ torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x,
   const std::int64_t batch = x.size(0), tokens = x.size(1), d = config_.head_dim;
   const std::int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
   const std::int64_t group = heads / kv_heads;
-  auto q = linear(x, layer.q_w, layer.q_b).view({batch, tokens, heads, d}).transpose(1, 2);
-  auto k = linear(x, layer.k_w, layer.k_b).view({batch, tokens, kv_heads, d}).transpose(1, 2);
-  auto v = linear(x, layer.v_w, layer.v_b).view({batch, tokens, kv_heads, d}).transpose(1, 2);
+  auto q = project(index, 0, x, layer.q_w, layer.q_b).view({batch, tokens, heads, d}).transpose(1, 2);
+  auto k = project(index, 1, x, layer.k_w, layer.k_b).view({batch, tokens, kv_heads, d}).transpose(1, 2);
+  auto v = project(index, 2, x, layer.v_w, layer.v_b).view({batch, tokens, kv_heads, d}).transpose(1, 2);
   q = q * cos + rotate_half(q) * sin;
   k = k * cos + rotate_half(k) * sin;
   if (cache) {
@@ -310,7 +290,7 @@ torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x,
     out = torch::matmul(probs, v).view({batch, heads, tokens, d});
   }
   out = out.transpose(1, 2).reshape({batch, tokens, heads * d});
-  return linear(out, layer.o_w, layer.o_b);
+  return project(index, 3, out, layer.o_w, layer.o_b);
 }
 
 torch::Tensor causal_lm::decode_step(const torch::Tensor& ids, const torch::Tensor& positions, const torch::Tensor& slot,
@@ -334,14 +314,18 @@ torch::Tensor causal_lm::decode_step(const torch::Tensor& ids, const torch::Tens
                   .masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity())
                   .view({batch, 1, 1, capacity});
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const lora_adapters* adapters = active_adapters();
 
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     auto& layer = *layers_[i];
     auto h = rms_norm(x, layer.input_norm, c.rms_norm_eps);
-    auto qkv = layer.qkv_w.defined() ? linear(h, layer.qkv_w, layer.qkv_b)
-                                     : torch::cat({linear(h, layer.q_w, layer.q_b), linear(h, layer.k_w, layer.k_b),
-                                                   linear(h, layer.v_w, layer.v_b)},
-                                                  -1);  // [batch, 1, q_out + 2 kv_out]
+    // The fused projections carry no adapters: with adapters, one per projection.
+    const bool fused = !adapters;
+    auto qkv = fused && layer.qkv_w.defined()
+                   ? linear(h, layer.qkv_w, layer.qkv_b)
+                   : torch::cat({project(i, 0, h, layer.q_w, layer.q_b), project(i, 1, h, layer.k_w, layer.k_b),
+                                 project(i, 2, h, layer.v_w, layer.v_b)},
+                                -1);  // [batch, 1, q_out + 2 kv_out]
     // Queries and keys rotated together: [batch, 1, heads + kv_heads, d].
     auto qk = qkv.narrow(-1, 0, q_out + kv_out).reshape({batch, 1, heads + kv_heads, d});
     qk = qk * cos + rotate_half(qk) * sin;
@@ -355,20 +339,44 @@ torch::Tensor causal_lm::decode_step(const torch::Tensor& ids, const torch::Tens
     auto scores = torch::matmul(qg, cache.keys[i].transpose(-2, -1)).mul(scale).to(torch::kFloat32) + bias;
     auto probs = scores.softmax(-1).to(dtype_);
     auto out = torch::matmul(probs, cache.values[i]).reshape({batch, 1, heads * d});
-    x = x + linear(out, layer.o_w, layer.o_b);
+    x = x + project(i, 3, out, layer.o_w, layer.o_b);
     h = rms_norm(x, layer.post_norm, c.rms_norm_eps);
     torch::Tensor gate, up;
-    if (layer.gate_up_w.defined()) {
+    if (fused && layer.gate_up_w.defined()) {
       auto gu = linear(h, layer.gate_up_w, layer.gate_up_b);
       gate = gu.narrow(-1, 0, c.intermediate_size);
       up = gu.narrow(-1, c.intermediate_size, c.intermediate_size);
     } else {
-      gate = linear(h, layer.gate_w, layer.gate_b);
-      up = linear(h, layer.up_w, layer.up_b);
+      gate = project(i, 4, h, layer.gate_w, layer.gate_b);
+      up = project(i, 5, h, layer.up_w, layer.up_b);
     }
-    x = x + linear(torch::silu(gate) * up, layer.down_w, layer.down_b);
+    x = x + project(i, 6, torch::silu(gate) * up, layer.down_w, layer.down_b);
   }
   return logits(rms_norm(x, final_norm_, c.rms_norm_eps).select(1, 0));
+}
+
+namespace {
+thread_local bool base_only = false;  // a causal_lm::base_only_scope lives on this thread
+}  // namespace
+
+causal_lm::base_only_scope::base_only_scope() : previous_(std::exchange(base_only, true)) {}
+causal_lm::base_only_scope::~base_only_scope() { base_only = previous_; }
+
+lora_adapters* causal_lm::active_adapters() const { return base_only ? nullptr : adapters_.get(); }
+
+void causal_lm::set_adapters(std::shared_ptr<lora_adapters> adapters) {
+  adapters_ = std::move(adapters);
+  std::lock_guard<std::mutex> lock(runners_mutex_);
+  idle_runners_.clear();
+}
+
+torch::Tensor causal_lm::project(std::size_t layer, std::size_t module, const torch::Tensor& x, const torch::Tensor& w,
+                                 const torch::Tensor& b) const {
+  auto y = linear(x, w, b);
+  if (auto* adapters = active_adapters()) {
+    if (auto d = adapters->delta(layer, module, x); d.defined()) y = y + d;
+  }
+  return y;
 }
 
 torch::Tensor causal_lm::logits(const torch::Tensor& hidden) const { return raw_logits(hidden).to(torch::kFloat32); }

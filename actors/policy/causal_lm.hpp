@@ -44,6 +44,9 @@ struct decode_runner;
 // ("self_attn.q_proj.weight", "mlp.gate_proj.weight", "input_layernorm.weight").
 struct decoder_layer;
 
+// LoRA adapters a network may carry (lora_adapters.hpp).
+class lora_adapters;
+
 // The network. Construct with load_causal_lm (or causal_lm(config, placement)
 // for uninitialised parameters, which tests and benchmarks fill themselves).
 // named_parameters() yields Hugging Face names ("model.layers.0.mlp.up_proj.weight";
@@ -96,6 +99,27 @@ class causal_lm : public torch::nn::Module {
   std::shared_ptr<decode_runner> take_runner(std::int64_t batch, std::int64_t capacity);
   void return_runner(std::shared_ptr<decode_runner> runner);
 
+  // LoRA adapters (lora_adapters.hpp) that every forward pass adds to the
+  // projections they target; null (the default) for none. They are not
+  // among named_parameters(), which stays the base checkpoint's. Setting
+  // them drops the idle decode runners (a CUDA graph captured without them
+  // would ignore them). Not while a forward pass runs.
+  void set_adapters(std::shared_ptr<lora_adapters> adapters);
+  const std::shared_ptr<lora_adapters>& adapters() const { return adapters_; }
+
+  // While one lives, forward passes on this thread leave the adapters out:
+  // the base network, GRPO's reference under LoRA. Scopes nest.
+  class base_only_scope {
+   public:
+    base_only_scope();
+    ~base_only_scope();
+    base_only_scope(const base_only_scope&) = delete;
+    base_only_scope& operator=(const base_only_scope&) = delete;
+
+   private:
+    bool previous_;
+  };
+
   const model_config& config() const { return config_; }
   torch::Device device() const { return device_; }
   torch::ScalarType compute_dtype() const { return dtype_; }
@@ -105,6 +129,13 @@ class causal_lm : public torch::nn::Module {
   void set_config_json(std::string text) { config_json_ = std::move(text); }
 
  private:
+  // x W^T + b for lora_modules[module] of layer `layer`, plus the adapter's
+  // update when adapters are attached and not left out on this thread.
+  torch::Tensor project(std::size_t layer, std::size_t module, const torch::Tensor& x, const torch::Tensor& w,
+                        const torch::Tensor& b) const;
+  // The adapters forward passes on this thread use: null without adapters or
+  // inside a base_only_scope.
+  lora_adapters* active_adapters() const;
   torch::Tensor attention(decoder_layer& layer, const torch::Tensor& x, const torch::Tensor& cos,
                           const torch::Tensor& sin, const torch::Tensor& mask, kv_cache* cache, std::size_t index);
 
@@ -117,6 +148,7 @@ class causal_lm : public torch::nn::Module {
   std::vector<std::shared_ptr<decoder_layer>> layers_;
   torch::Tensor final_norm_;
   torch::Tensor lm_head_;  // == embed_tokens_ when tied
+  std::shared_ptr<lora_adapters> adapters_;  // null: none
   std::mutex runners_mutex_;
   std::vector<std::shared_ptr<decode_runner>> idle_runners_;  // guarded by runners_mutex_; most recent last
 };

@@ -72,6 +72,8 @@ int run_generate(const generate_request& request, std::ostream& out, std::ostrea
   }
   auto loaded = policy::load(request.model_dir, placement);
   if (!loaded) return fail(loaded.error());
+  if (!request.adapter_dir.empty())
+    if (auto s = loaded->load_adapters(request.adapter_dir); !s) return fail(s.error());
   std::vector<std::int32_t> ids;
   if (request.prompt_ids) {
     auto parsed = parse_ids(*request.prompt_ids);
@@ -115,6 +117,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", r->seed, "Sampling seed");
   cmd->add_option("--stop", r->stop, "Stop after a token completing this string (repeatable)");
   cmd->add_option("--device", r->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--adapter", r->adapter_dir, "PEFT adapter folder (LoRA) applied onto the model");
   cmd->add_option("--dtype", r->dtype, "float32, bfloat16 or float16 (default: float32 on CPU, bfloat16 on CUDA)");
   cmd->add_flag("--json", r->json, "Print one JSON object: prompt_ids, ids, logprobs, text, finish_reason");
   cmd->callback([r] {

@@ -1,7 +1,7 @@
 // `crucible generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3)
 //   --max-new-tokens N (--greedy | --temperature T [--top-p P] [--top-k K] --seed S)
-//   [--stop STR]... [--device cpu|cuda] [--json]`:
-// loads the checkpoint folder DIR, completes one prompt and prints the prompt
+//   [--stop STR]... [--device cpu|cuda] [--adapter PEFT_DIR] [--json]`:
+// loads the checkpoint folder DIR (with the LoRA adapters of PEFT_DIR), completes one prompt and prints the prompt
 // ids, the new ids, their log-probs (see sampling_options in policy.hpp) and
 // the decoded text. The CLI owner (runtime/cli/main.cpp) calls
 // add_generate_command once on its app. No LibTorch in this header.
@@ -19,6 +19,7 @@ namespace crucible::policy {
 
 struct generate_request {
   std::string model_dir;
+  std::string adapter_dir;  // a PEFT adapter folder applied onto the model; "" = none
   std::optional<std::string> prompt;  // text, encoded with special tokens added
   std::optional<std::string> prompt_ids;  // "1,2,3"
   std::int64_t max_new_tokens = 64;

@@ -118,6 +118,17 @@ class policy {
   result<std::vector<generation>> generate_text(const std::vector<std::string>& prompts,
                                                 const generation_options& options) const;
 
+  // Applies the PEFT adapter folder `dir` (lora.hpp) onto this policy's
+  // network, shared by its copies: the adapters' values are copied in place
+  // when the attached ones have the same rank, alpha and targets, else new
+  // ones replace them. Not while a generate() runs. Errors: those of
+  // lora_adapters.hpp's load_adapters.
+  status load_adapters(const std::filesystem::path& dir) const;
+  // Adds the attached adapters into the base weights and detaches them
+  // (lora_adapters.hpp merge_adapters): save() then writes the merged
+  // network as one Hugging Face checkpoint. Nothing without adapters.
+  void merge_adapters() const;
+
   // Writes the current weights, config.json and (by default) this policy's
   // tokenizer files into `dir` in the Hugging Face layout.
   status save(const std::filesystem::path& dir, save_options options = {}) const;

@@ -3,7 +3,10 @@
 // registers them in `crucible`: generate, tokenize, save (load and save back,
 // the round trip transformers checks), init (random weights for a folder of
 // config.json and tokenizer.json, as `crucible run` makes them; the chaos
-// test starts its learner and rollouts from one) and bench-generate.
+// test starts its learner and rollouts from one), init-lora (fresh adapters as
+// a PEFT folder, for tools/gpu/lora_check.sh), merge-lora (a PEFT adapter
+// folder, as the learner's LoRA checkpoints and publications are, merged into
+// its base as a full checkpoint) and bench-generate.
 #include "runtime/base/compute_tuning.hpp"
 #include <dlfcn.h>
 
@@ -16,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "actors/policy/generate_command.hpp"
+#include "actors/policy/lora.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/policy/tokenize_command.hpp"
 
@@ -90,7 +94,7 @@ int run_bench(const bench_request& r) {
 
 int main(int argc, char** argv) {
   crucible::tune_process_for_compute();
-  CLI::App app{"crucible-policy: the policy's generate, tokenize, save, init and bench-generate commands"};
+  CLI::App app{"crucible-policy: the policy's generate, tokenize, save, init, init-lora, merge-lora and bench-generate commands"};
   app.require_subcommand(1);
   add_generate_command(app);
   add_tokenize_command(app);
@@ -129,6 +133,55 @@ int main(int argc, char** argv) {
     auto saved = made ? made->save(init_to) : crucible::status(made.error());
     if (!saved) {
       std::cerr << "crucible-policy init: " << saved.error().text() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+  });
+
+  std::string merge_base, merge_adapter, merge_out, merge_dtype;
+  CLI::App* merge = app.add_subcommand(
+      "merge-lora", "Merge a PEFT adapter folder into its base: a full Hugging Face checkpoint (W + alpha/r B A)");
+  merge->add_option("--model", merge_base, "The base model's folder")->required();
+  merge->add_option("--adapter", merge_adapter, "PEFT folder (adapter_config.json, adapter_model.safetensors)")->required();
+  merge->add_option("--out", merge_out, "Folder to write (weights, config, tokenizer)")->required();
+  merge->add_option("--dtype", merge_dtype, "float32, bfloat16 or float16 (default: the base's config.json dtype)");
+  merge->callback([&] {
+    auto loaded = policy::load(merge_base, {.device = "cpu", .compute_dtype = crucible::policy::dtype::f32});
+    crucible::status s = loaded ? loaded->load_adapters(merge_adapter) : crucible::status(loaded.error());
+    if (s) {
+      loaded->merge_adapters();
+      save_options options;
+      if (merge_dtype == "float32") options.tensor_dtype = crucible::policy::dtype::f32;
+      if (merge_dtype == "bfloat16") options.tensor_dtype = crucible::policy::dtype::bf16;
+      if (merge_dtype == "float16") options.tensor_dtype = crucible::policy::dtype::f16;
+      s = loaded->save(merge_out, options);
+    }
+    if (!s) {
+      std::cerr << "crucible-policy merge-lora: " << s.error().text() << "\n";
+      throw CLI::RuntimeError(1);
+    }
+  });
+
+  std::string lora_model, lora_out;
+  crucible::policy::lora_options lora;
+  lora.rank = 8;
+  std::uint64_t lora_seed = 0;
+  double lora_b_std = 0;
+  CLI::App* init_lora = app.add_subcommand(
+      "init-lora", "Fresh LoRA adapters for a model, written as a PEFT folder (B drawn N(0, b-std^2) when b-std > 0)");
+  init_lora->add_option("--model", lora_model, "The base model's folder")->required();
+  init_lora->add_option("--out", lora_out, "PEFT folder to write")->required();
+  init_lora->add_option("--rank", lora.rank)->capture_default_str();
+  init_lora->add_option("--alpha", lora.alpha)->capture_default_str();
+  init_lora->add_option("--targets", lora.targets)->delimiter(',')->capture_default_str();
+  init_lora->add_option("--seed", lora_seed)->capture_default_str();
+  init_lora->add_option("--b-std", lora_b_std, "0: B is zero (PEFT's init); > 0: random, so that the adapters change the output")
+      ->capture_default_str();
+  init_lora->callback([&] {
+    auto loaded = policy::load(lora_model, {.device = "cpu", .compute_dtype = crucible::policy::dtype::f32});
+    auto s = loaded ? crucible::policy::write_fresh_adapters(*loaded, lora, lora_seed, lora_b_std, lora_out, lora_model)
+                    : crucible::status(loaded.error());
+    if (!s) {
+      std::cerr << "crucible-policy init-lora: " << s.error().text() << "\n";
       throw CLI::RuntimeError(1);
     }
   });

@@ -13,6 +13,7 @@
 #include "actors/learner/learner_wire.hpp"
 #include "actors/learner/publication.hpp"
 #include "actors/policy/chat_template.hpp"
+#include "actors/policy/lora.hpp"
 #include "actors/rollout/extract.hpp"
 #include "actors/rollout/rollout_metrics.hpp"
 #include "actors/rollout/rollout_wire.hpp"
@@ -203,6 +204,20 @@ void switch_weights(rollout_actor_t* self) {
   auto [version, dir] = *st.ready;
   st.ready.reset();
   if (version <= st.version) return;
+  if (policy::is_adapter_folder(dir) && st.policy) {
+    // LoRA: the published adapters onto the frozen base this rollout holds.
+    if (auto s = st.policy->load_adapters(dir); !s) {
+      spdlog::error("rollout {}: cannot apply the adapters of version {} from {}: {}", st.self_name, version,
+                    dir.string(), s.error().text());
+      return;
+    }
+    spdlog::info("rollout {}: switched from version {} to {} (adapters {})", st.self_name, st.version, version,
+                 dir.string());
+    st.version = version;
+    ++st.n.weight_switches;
+    if (st.metrics) st.metrics->record_version(version);
+    return;
+  }
   policy::model_placement placement;
   placement.device = st.options.device;
   auto loaded = policy::policy::load(dir, placement);

@@ -2,6 +2,8 @@
 // policy::policy::load reads (config.json, safetensors, tokenizer.json): the
 // learner's folder when it is complete, else a folder under weights_dir with
 // the new safetensors and the original model's config and tokenizer files.
+// A LoRA publication (weight_publisher.hpp) is a PEFT adapter folder
+// instead, which the rollout applies onto its base (policy::load_adapters).
 // Called by the rollout actor between groups; blocking file I/O.
 #pragma once
 
