@@ -24,6 +24,10 @@ void board::add_settlement(settlement_row s) {
   ++settled_total_;
   ++verdicts_[s.verdict];
   tasks_.insert(s.task);
+  if (s.verdict == "Success") {
+    auto it = best_.find(s.task);
+    if (it == best_.end() || s.reward > it->second.reward) best_.insert_or_assign(s.task, s);
+  }
   settled_.push_back(std::move(s));
   while (settled_.size() > options_.max_settlements) settled_.pop_front();
 }
@@ -84,21 +88,30 @@ json board::queues() const {
   return {{"hub", hub_seen_}, {"queued", queued}, {"in_flight", in_flight}, {"kinds", std::move(kinds)}};
 }
 
+namespace {
+
+json settlement_json(const settlement_row& s) {
+  return {{"candidate", s.candidate}, {"task", s.task},       {"group", s.group},
+          {"verdict", s.verdict},     {"reason", s.reason},   {"reward", s.reward},
+          {"speedup", s.speedup},     {"verified", s.verified}, {"policy_version", s.policy_version},
+          {"settled_ns", s.settled_ns}};
+}
+
+}  // namespace
+
 json board::settlements(std::size_t newest) const {
   std::lock_guard lock(mu_);
   json rows = json::array();
   for (auto it = settled_.rbegin(); it != settled_.rend() && rows.size() < newest; ++it)
-    rows.push_back({{"candidate", it->candidate},
-                    {"task", it->task},
-                    {"group", it->group},
-                    {"verdict", it->verdict},
-                    {"reason", it->reason},
-                    {"reward", it->reward},
-                    {"speedup", it->speedup},
-                    {"verified", it->verified},
-                    {"policy_version", it->policy_version},
-                    {"settled_ns", it->settled_ns}});
+    rows.push_back(settlement_json(*it));
   return {{"total", settled_total_}, {"verdicts", verdicts_}, {"newest", std::move(rows)}};
+}
+
+json board::kernels() const {
+  std::lock_guard lock(mu_);
+  json rows = json::array();
+  for (const auto& [task, s] : best_) rows.push_back(settlement_json(s));
+  return {{"tasks", tasks_.size()}, {"kernels", std::move(rows)}};
 }
 
 json board::throughput() const {

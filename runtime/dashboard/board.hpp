@@ -96,6 +96,11 @@ class board {
   nlohmann::json throughput() const;
   nlohmann::json rewards() const;
   nlohmann::json exemplars() const;
+  // The kernels found: each task's best Success (highest reward; the
+  // earlier of equals), kept for the whole run whatever max_settlements
+  // drops from the stream; the table report.html and `crucible kernels
+  // export` give at the end, live.
+  nlohmann::json kernels() const;
 
  private:
   struct sample {
@@ -116,6 +121,7 @@ class board {
   std::uint64_t settled_total_ = 0;       // GUARDED_BY(mu_)
   std::map<std::string, std::uint64_t> verdicts_;  // GUARDED_BY(mu_)
   std::set<std::string> tasks_;           // GUARDED_BY(mu_): every task settled
+  std::map<std::string, settlement_row> best_;  // GUARDED_BY(mu_): by task, its best Success
   struct published_buckets {
     task_buckets buckets;
     double at = 0;  // seconds since start

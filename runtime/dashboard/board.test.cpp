@@ -71,6 +71,25 @@ TEST_CASE("settlements come newest first with their verdicts, and the reward cur
   CHECK(r["mean"] == nlohmann::json::array({0.0, 0.5, 0.5}));
 }
 
+TEST_CASE("the kernels found are each task's best Success, kept when the stream has dropped it") {
+  board b({.max_settlements = 2});
+  b.add_settlement(settled("a", "Success", 1.5));
+  b.add_settlement(settled("b", "Hack", 0));       // a hack is never a kernel found
+  b.add_settlement(settled("c", "Success", 1.5));  // equal: the earlier stays
+  auto other = settled("d", "Failure", 0);
+  other.task = "cpu/gelu";
+  b.add_settlement(other);
+  b.add_settlement(settled("e", "Success", 0.9));  // "a" has left the kept stream
+  auto k = b.kernels();
+  CHECK(k["tasks"] == 2);
+  REQUIRE(k["kernels"].size() == 1);
+  CHECK(k["kernels"][0]["candidate"] == "a");
+  CHECK(k["kernels"][0]["task"] == "cpu/relu");
+  CHECK(k["kernels"][0]["reward"] == 1.5);
+  b.add_settlement(settled("f", "Success", 2.25));
+  CHECK(b.kernels()["kernels"][0]["candidate"] == "f");
+}
+
 TEST_CASE("the exemplar buckets are each task's newest publication, beside the settled tasks that have none yet") {
   const auto t0 = clock::now();
   board b({}, t0);

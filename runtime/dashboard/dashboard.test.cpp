@@ -181,6 +181,16 @@ TEST_CASE("a running loop's dashboard shows its fleet, queues, exemplar buckets 
   }
   CHECK(task["exemplars"].get<std::uint64_t>() == in_buckets);
   CHECK(chance == doctest::Approx(1.0));
+  // The kernels found: the task's best Success of the settlements shown.
+  const json kernels = get_json(port, "/api/kernels");
+  CAPTURE(kernels.dump());
+  double best = -1;
+  for (const auto& s : get_json(port, "/api/settlements")["newest"])
+    if (s["verdict"] == "Success") best = std::max(best, s["reward"].get<double>());
+  REQUIRE(kernels["kernels"].size() == 1);
+  CHECK(kernels["kernels"][0]["task"] == "cpu/gelu_tanh");
+  CHECK(kernels["kernels"][0]["verdict"] == "Success");
+  CHECK(kernels["kernels"][0]["reward"].get<double>() >= best);
 
   // The page as a browser renders it, after its script has polled.
   // --no-sandbox: Chromium's sandbox refuses to run as root, which CI and
@@ -201,6 +211,7 @@ TEST_CASE("a running loop's dashboard shows its fleet, queues, exemplar buckets 
   CHECK(std::regex_search(dom, std::regex("<td class=\"verdict verdict-(Success|Failure|Void|Hack|NoCode)\">")));
   CHECK(dom.find("<td class=\"task\" colspan=\"3\">cpu/gelu_tanh</td>") != std::string::npos);
   CHECK(count(dom, "<tr class=\"bucket\">") >= 1);
+  CHECK(count(dom, "<tr class=\"kernel\">") == 1);
   CHECK(std::regex_search(dom, std::regex("<td class=\"num probability\">[0-9.]+%</td>")));
   CHECK(std::regex_search(dom, std::regex("id=\"exemplar-summary\">1 tasks, [1-9][0-9]* exemplars \\(exemplar: selector bucket")));
   CHECK(dom.find("updated ") != std::string::npos);

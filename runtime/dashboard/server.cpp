@@ -34,6 +34,7 @@ result<std::unique_ptr<server>> server::listen(const std::string& address, const
     http.Get("/api/throughput",
              [b](const httplib::Request&, httplib::Response& res) { serve_json(res, b->throughput()); });
     http.Get("/api/rewards", [b](const httplib::Request&, httplib::Response& res) { serve_json(res, b->rewards()); });
+    http.Get("/api/kernels", [b](const httplib::Request&, httplib::Response& res) { serve_json(res, b->kernels()); });
     http.Get("/api/exemplars",
              [b](const httplib::Request&, httplib::Response& res) { serve_json(res, b->exemplars()); });
   };
