@@ -19,6 +19,8 @@ Who calls it: sandbox_worker.py and reference_integrity.py.
 
 import torch
 
+from .tensors import storage
+
 _NOT_STATE = ("_parameters", "_buffers", "_modules")
 
 
@@ -52,7 +54,7 @@ def state_storages(attributes):
     out = set()
     for t in state_tensors(attributes):
         try:
-            out.add(t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else t.storage().data_ptr())
+            out.add(storage(t).data_ptr())
         except RuntimeError:
             continue
     return out
