@@ -23,7 +23,8 @@ bool worker_recipe::same_as(const worker_recipe& o) const {
   const auto& a = how.limits;
   const auto& b = o.how.limits;
   return how.env.python == o.how.env.python && how.env.worker_script == o.how.env.worker_script &&
-         how.env.generated_python == o.how.env.generated_python && how.writable == o.how.writable &&
+         how.env.generated_python == o.how.env.generated_python &&
+         how.env.stream_fence == o.how.env.stream_fence && how.writable == o.how.writable &&
          how.cuda_visible_devices == o.how.cuda_visible_devices && how.threads == o.how.threads &&
          how.extra_env == o.how.extra_env && a.address_space_bytes == b.address_space_bytes &&
          a.max_processes == b.max_processes && a.max_open_files == b.max_open_files &&

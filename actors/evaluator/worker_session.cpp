@@ -78,6 +78,7 @@ worker_environment worker_environment::defaults() {
   e.python = CRUCIBLE_EVALUATOR_PYTHON;
   e.worker_script = CRUCIBLE_EVALUATOR_WORKER;
   e.generated_python = CRUCIBLE_EVALUATOR_GENERATED_PYTHON;
+  e.stream_fence = CRUCIBLE_EVALUATOR_STREAM_FENCE;
   return e;
 }
 
@@ -91,6 +92,7 @@ result<worker_session> worker_session::start(const worker_start& how) {
       "HOME=" + scratch,
       "TMPDIR=" + scratch,
       "PYTHONPATH=" + how.env.generated_python.string(),
+      "CRUCIBLE_STREAM_FENCE=" + how.env.stream_fence.string(),
       "PYTHONDONTWRITEBYTECODE=1",
       "PYTHONNOUSERSITE=1",
       "PYTHONHASHSEED=0",

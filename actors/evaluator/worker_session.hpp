@@ -33,6 +33,9 @@ struct worker_environment {
   std::filesystem::path worker_script;
   // flatc --python output (build/generated/python). Default: from the build tree.
   std::filesystem::path generated_python;
+  // The stream fence's native loop (worker/stream_fence.cpp), handed to the
+  // worker as CRUCIBLE_STREAM_FENCE. Default: from the build tree.
+  std::filesystem::path stream_fence;
   static worker_environment defaults();
 };
 

@@ -17,7 +17,8 @@
 # prefixes step 3 keeps); PROBE=1 first times CUDA's start under Landlock
 # (tools/gpu/landlock_probe.py), a worker's start and task load step by
 # step (tools/gpu/worker_start_probe.py, into start_probe.txt) and where a
-# timed round's seconds go (tools/gpu/round_probe.py, into round_probe.txt).
+# timed round's seconds go (tools/gpu/round_probe.py, into round_probe.txt,
+# with the stream fence's loops in Python and native).
 set -uo pipefail
 if (($# < 2)); then
   sed -n '2,/^set -uo/p' "$0" | grep '^#'
@@ -49,9 +50,14 @@ if [[ "${PROBE:-0}" == 1 ]]; then
   for v in none fs+/proc/self; do "$py" tools/gpu/landlock_probe.py "$v" 2>&1 | tail -1; done
   CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/worker_start_probe.py "$kb/level1/19_ReLU.py" "$build/generated/python" 2>&1 |
     tee "$res/start_probe.txt" | head -1
+  # Each task's rounds with the stream fence's loops in Python, then native
+  # (stream_fence.cpp, as the evaluator's workers run them).
   for t in level1/19_ReLU.py level2/12_Gemm_Multiply_LeakyReLU.py; do
-    CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/round_probe.py "$kb/$t" "$build/generated/python" 300 2>&1 |
-      tee -a "$res/round_probe.txt" | grep '^round_probe'
+    for lib in "" "$build/lib/libcrucible_stream_fence.so"; do
+      echo "round_probe fence: ${lib:-python}" >>"$res/round_probe.txt"
+      CRUCIBLE_STREAM_FENCE=$lib CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/round_probe.py "$kb/$t" \
+        "$build/generated/python" 300 2>&1 | tee -a "$res/round_probe.txt" | grep '^round_probe'
+    done
   done
 fi
 if [[ " $steps " == *" 1 "* ]]; then

@@ -2,8 +2,9 @@
 code, run in this process outside any sandbox, loads a task and its
 identity candidate (the task's Model as ModelNew) and runs ROUNDS paired
 rounds as one timing request would (device clock, a tenth of rounds spot
-checked and a tenth audited, orders alternating), under cProfile. Prints
-the seconds per round, the time the two models' calls account for, and
+checked and a tenth audited, orders alternating), once plain and once
+under cProfile. Prints the seconds per round of each (with the stream
+fence's kind: CRUCIBLE_STREAM_FENCE names its native library), the time the two models' calls account for, and
 the functions that took longest (own time).
 
 Usage: python3 tools/gpu/round_probe.py TASK.py GENERATED_PYTHON_DIR [ROUNDS (300)]
@@ -55,6 +56,10 @@ W.on_timed(Request(Seeds=list(range(200, 220)), Check=[True] * 2, CandidateFirst
 req = Request(Seeds=list(range(1000, 1000 + ROUNDS)), Check=[i % 10 == 3 for i in range(ROUNDS)],
               CandidateFirst=[i % 2 == 0 for i in range(ROUNDS)], Audit=[i % 10 == 7 for i in range(ROUNDS)],
               DeviceClock=True, ProcessCpu=False, **tol)
+fence = W.S.fence.kind if W.S.fence is not None else "none"
+t0 = time.time()
+W.on_timed(req)
+print("round_probe: fence=%s unprofiled per_round=%.3f ms" % (fence, (time.time() - t0) / ROUNDS * 1e3))
 prof = cProfile.Profile()
 t0 = time.time()
 out = prof.runcall(W.on_timed, req)

@@ -411,6 +411,7 @@ def on_load_task(req):
     info += timeline_info(steps)
     if S.device.startswith("cuda"):
         info.append("device_name=" + torch.cuda.get_device_name(0))
+        info.append("stream_fence=%s:%d" % (S.fence.kind, len(S.fence.streams)))
     return {"info": info, "ref_s": probes, "cand_s": []}
 
 

@@ -48,15 +48,45 @@ class StreamFence:
             if not fresh:  # priorities past the device's range clamp to one already seen
                 break
         self.streams = tuple(self.streams)
-        self._events = tuple(torch.cuda.Event() for _ in self.streams)
+        self._native = self._load(os.environ.get("CRUCIBLE_STREAM_FENCE", ""))
+        self.kind = "native" if self._native else "python"
+        if not self._native:
+            self._events = tuple(torch.cuda.Event() for _ in self.streams)
+
+    def _load(self, path):
+        """(open, close, fence) from the native library, or None without it.
+        A library that loads but fails to make the fence is an error: the
+        driver refused, and the Python loops would fail the same way."""
+        if not path or not os.path.exists(path):
+            return None
+        lib = ctypes.CDLL(path)
+        fence = ctypes.c_void_p()
+        handles = (ctypes.c_size_t * len(self.streams))(*(s.cuda_stream for s in self.streams))
+        rc = lib.crucible_fence_make(handles, len(self.streams), ctypes.byref(fence))
+        if rc:
+            raise RuntimeError("stream fence: crucible_fence_make failed with %d (%s)" % (rc, path))
+        for f in (lib.crucible_fence_open, lib.crucible_fence_close):
+            f.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+        return lib.crucible_fence_open, lib.crucible_fence_close, fence
 
     def open(self, start):
         """After start.record() on the calling stream, before the call."""
+        if self._native:
+            _check(self._native[0](self._native[2], start.cuda_event), "open")
+            return
         for s in self.streams:
             s.wait_event(start)
 
     def close(self, calling):
         """After the call, before end.record() on `calling`."""
+        if self._native:
+            _check(self._native[1](self._native[2], calling.cuda_stream), "close")
+            return
         for s, e in zip(self.streams, self._events):
             e.record(s)
             calling.wait_event(e)
+
+
+def _check(rc, what):
+    if rc:
+        raise RuntimeError("stream fence: %s failed with CUDA error %d" % (what, rc))
