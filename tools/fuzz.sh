@@ -7,22 +7,23 @@
 #
 # Usage: tools/fuzz.sh SECONDS [NAME...]   every fuzzer when no NAME is given
 #        tools/fuzz.sh --seeds             rewrite fuzz/corpus's generated seeds (fuzz/make_seeds.cpp)
+# RUNS=N (environment) also stops each fuzzer once it has executed N inputs
+# (the recorded 10-million runs: RUNS=10000000 tools/fuzz.sh 7200 NAME).
 # Exits 1 on any crash, sanitizer report, leak, hang (-timeout) or memory
 # blow-up (-rss_limit_mb); the input that did it is left in
 # build-fuzz/fuzz/artifacts/NAME/ and the run's log in build-fuzz/fuzz/logs/.
-# It holds /tmp/crucible-build.lock throughout, as tools/build.sh does (run
-# under `flock /tmp/crucible-build.lock`, it uses that lock instead of
-# waiting for it).
+# It holds /tmp/crucible-build.lock while it builds, as tools/build.sh does
+# (run under `flock /tmp/crucible-build.lock`, it uses that lock instead of
+# waiting for it), and not while the fuzzers run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 lock=/tmp/crucible-build.lock
 parent=$(tr '\0' ' ' <"/proc/$PPID/cmdline" 2>/dev/null || true)
-if [[ $parent != *flock*crucible-build.lock* ]]; then
-  exec flock "$lock" "$0" "$@"
-fi
+locked=()
+[[ $parent == *flock*crucible-build.lock* ]] || locked=(flock "$lock")
 
-(($#)) || { sed -n '2,18p' "$0"; exit 2; }
+(($#)) || { sed -n '2,17p' "$0"; exit 2; }
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 build=build-fuzz
 per_input_timeout_s=10
@@ -30,18 +31,18 @@ rss_limit_mb=2048
 
 if [[ ! -f $build/build.ninja ]]; then
   # RelWithDebInfo at -O1, without NDEBUG: assertions stay on.
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCRUCIBLE_FUZZ=ON -DCRUCIBLE_WITH_TORCH=OFF \
+  CC=clang-14 CXX=clang++-14 "${locked[@]}" cmake -S . -B "$build" -G Ninja -DCRUCIBLE_FUZZ=ON -DCRUCIBLE_WITH_TORCH=OFF \
     -DCRUCIBLE_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null ||
     { echo "fuzz.sh: cmake failed"; exit 1; }
 fi
 if [[ $1 == --seeds ]]; then
-  cmake --build "$build" -j2 --target fuzz_make_seeds || exit 1
+  "${locked[@]}" cmake --build "$build" -j2 --target fuzz_make_seeds || exit 1
   exec "$build/fuzz/fuzz_make_seeds" fuzz
 fi
 seconds=$1
 shift
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, got '$seconds'"; exit 2; }
-cmake --build "$build" -j2 --target fuzzers || { echo "fuzz.sh: build failed"; exit 1; }
+"${locked[@]}" cmake --build "$build" -j2 --target fuzzers || { echo "fuzz.sh: build failed"; exit 1; }
 
 names=("$@")
 if ((${#names[@]} == 0)); then
@@ -73,7 +74,7 @@ for name in "${names[@]}"; do
   if ((${#kept[@]})) && ! "$bin" "${common[@]}" "${kept[@]}" >"$log.regressions" 2>&1; then
     result="FAILED on a kept input (fuzz/regressions/$name; $log.regressions)"
   fi
-  "$bin" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 "$work" "fuzz/corpus/$name" >"$log" 2>&1
+  "$bin" "${common[@]}" -max_total_time="$seconds" ${RUNS:+-runs="$RUNS"} -print_final_stats=1 "$work" "fuzz/corpus/$name" >"$log" 2>&1
   rc=$?
   if ((rc != 0)); then
     what=$(grep -a -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-z-]+|runtime error: .*|SUMMARY: [A-Za-z]+: [^ ]+' "$log")
