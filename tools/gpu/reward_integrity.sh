@@ -52,12 +52,20 @@ if [[ "${PROBE:-0}" == 1 ]]; then
     tee "$res/start_probe.txt" | head -1
   # Each task's rounds with the stream fence's loops in Python, then native
   # (stream_fence.cpp, as the evaluator's workers run them).
+  fence_lib=$build/lib/libcrucible_stream_fence.so
   for t in level1/19_ReLU.py level2/12_Gemm_Multiply_LeakyReLU.py; do
-    for lib in "" "$build/lib/libcrucible_stream_fence.so"; do
-      echo "round_probe fence: ${lib:-python}" >>"$res/round_probe.txt"
+    for lib in "" "$fence_lib"; do
+      echo "round_probe $t fence: ${lib:-python}" >>"$res/round_probe.txt"
       CRUCIBLE_STREAM_FENCE=$lib CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/round_probe.py "$kb/$t" \
         "$build/generated/python" 300 2>&1 | tee -a "$res/round_probe.txt" | grep '^round_probe'
     done
+  done
+  # Identities that settled off 1.00 (issue 17): does their ratio move with
+  # where the candidate's weights are placed?
+  for t in level2/62_Matmul_GroupNorm_LeakyReLU_Sum.py level3/2_ShallowWideMLP.py; do
+    echo "round_probe $t placement" >>"$res/round_probe.txt"
+    PLACEMENT=3 CRUCIBLE_STREAM_FENCE=$fence_lib CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/round_probe.py "$kb/$t" \
+      "$build/generated/python" 300 2>&1 | tee -a "$res/round_probe.txt" | grep '^round_probe'
   done
 fi
 if [[ " $steps " == *" 1 "* ]]; then

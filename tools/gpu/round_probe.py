@@ -56,10 +56,32 @@ W.on_timed(Request(Seeds=list(range(200, 220)), Check=[True] * 2, CandidateFirst
 req = Request(Seeds=list(range(1000, 1000 + ROUNDS)), Check=[i % 10 == 3 for i in range(ROUNDS)],
               CandidateFirst=[i % 2 == 0 for i in range(ROUNDS)], Audit=[i % 10 == 7 for i in range(ROUNDS)],
               DeviceClock=True, ProcessCpu=False, **tol)
+
+
+def ratio(out):
+    """Median over the slept rounds of reference over candidate device time
+    (the identity's speedup, round by round)."""
+    r = sorted(a / b for i, (a, b) in enumerate(zip(out.get("ref_e", []), out.get("cand_e", [])))
+               if i % 10 != 7 and b > 0)
+    return r[len(r) // 2] if r else float("nan")
+
+
 fence = W.S.fence.kind if W.S.fence is not None else "none"
 t0 = time.time()
-W.on_timed(req)
-print("round_probe: fence=%s unprofiled per_round=%.3f ms" % (fence, (time.time() - t0) / ROUNDS * 1e3))
+out = W.on_timed(req)
+print("round_probe: fence=%s unprofiled per_round=%.3f ms identity ratio=%.4f"
+      % (fence, (time.time() - t0) / ROUNDS * 1e3, ratio(out)))
+# PLACEMENT=N: the candidate's parameters and buffers moved to fresh memory N
+# times (after a spacer of i MB each time), the identity's ratio after each:
+# a ratio that moves with the move is a placement effect, one that stays is
+# the harness's.
+for i in range(int(os.environ.get("PLACEMENT", "0"))):
+    spacer = W.torch.empty(int((i + 1) * 2**20), dtype=W.torch.uint8, device=DEVICE)
+    for t in list(W.S.cand_model.parameters()) + list(W.S.cand_model.buffers()):
+        t.data = t.data.clone()
+    out = W.on_timed(req)
+    print("round_probe: placement %d identity ratio=%.4f" % (i + 1, ratio(out)))
+    del spacer
 prof = cProfile.Profile()
 t0 = time.time()
 out = prof.runcall(W.on_timed, req)
