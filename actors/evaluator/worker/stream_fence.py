@@ -25,8 +25,17 @@ code makes them). What is left: a non-blocking stream made by native code
 sleep is sized from the reference's dispatch, fence included), so it adds
 no device time to either side.
 
+The loops run in native code (stream_fence.cpp, its path in
+CRUCIBLE_STREAM_FENCE, which the evaluator sets): 384 driver calls a timed
+call on an H200 cost 1.25 ms a round through torch's Python wrappers, and
+that much again in the sleep sized from it. Without the library (a worker
+started by hand) the same loops run in Python; `kind` says which.
+
 Who calls it: sandbox_worker.py (take at warm-up; open/close in timed_call).
 """
+
+import ctypes
+import os
 
 import torch
 
