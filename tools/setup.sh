@@ -18,6 +18,7 @@ packages=(
   libgloo-dev  # the c10d Gloo headers the learner's data parallelism needs (libtorch links libgloo0)
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
   libcpp-httplib-dev libpcre2-dev libutf8proc-dev
+  python3-pyflakes  # undefined names in the sandbox worker's Python (evaluator_worker_names test)
   python3-jinja2  # the reference renderer of the chat-template tests (actors/policy/chat_template.test.cpp)
   prometheus-cpp-dev  # every role's /metrics endpoint (runtime/metrics)
   libseccomp-dev  # the sandbox's syscall filter (actors/evaluator/containment.hpp)
