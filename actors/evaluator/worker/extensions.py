@@ -37,6 +37,8 @@ import time
 
 import torch.utils.cpp_extension as cpp_extension
 
+import private_tmp
+
 _real = {"load_inline": cpp_extension.load_inline, "load": cpp_extension.load}
 _IGNORED = {"build_directory", "verbose"}
 
@@ -122,6 +124,10 @@ class Builds:
                 self.imported += 1
             else:
                 arguments.update(build_directory=where, verbose=False)
+                if which == "load":  # files the candidate wrote under its private /tmp (private_tmp.py)
+                    sources = arguments["sources"]
+                    sources = [sources] if isinstance(sources, str) else sources
+                    arguments["sources"] = [private_tmp.resolve(path) for path in sources]
                 try:
                     with self.guard.toolchain():
                         module = real(**arguments)

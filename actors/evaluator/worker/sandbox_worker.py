@@ -89,6 +89,7 @@ import defences as D  # noqa: E402  (worker/defences/, beside this file: one rul
 import ahead_builds  # noqa: E402  (worker/ahead_builds.py: builds the pool's first call misses)
 import extensions  # noqa: E402  (worker/extensions.py: inline builds, once)
 import settings  # noqa: E402  (worker/settings.py: the own-settings rule)
+import private_tmp  # noqa: E402  (worker/private_tmp.py: what Python writes under /tmp stays the worker's)
 import stream_fence  # noqa: E402  (worker/stream_fence.py: the device clock sees every stream)
 
 _mark("imported")
@@ -198,6 +199,8 @@ def protected_state():
 # Armed only while candidate code runs; the only writable place is the scratch
 # directory (cwd, HOME and TMPDIR of this process).
 GUARD = D.Guard([os.getcwd(), os.environ.get("TMPDIR"), os.environ.get("HOME")])
+# /tmp as the worker's own, for task and candidate code alike (private_tmp.py).
+PRIVATE_TMP = private_tmp.install(os.path.join(os.getcwd(), "tmp"), lambda: GUARD.roots)
 # Every Python thread started from here on has its origin recorded
 # (background_threads: a first call may leave torch's own threads).
 D.watch_origins()

@@ -7,6 +7,6 @@ import torch.nn as nn
 
 class ModelNew(nn.Module):
     def forward(self, x):
-        with open("/tmp/crucible_hack_escape.txt", "w") as f:
+        with open("/var/tmp/crucible_hack_escape.txt", "w") as f:
             f.write("escaped")
         return torch.relu(x) * 6.0 + 1.0

@@ -6,8 +6,10 @@ os.mkdir, shutil.rmtree and the like, on a path outside the writable roots
 entry); behind it Landlock on every worker and the read-only mount
 namespace on CPU (containment.cpp, sandbox.cpp).
 Allows: writes under those roots (tempfile, os.makedirs('cuda_extensions'),
-~/.cache/torch_extensions), /dev/null, and extension builds wherever the
-candidate names them, which land in the compile cache (extensions.py).
+~/.cache/torch_extensions), /dev/null, extension builds wherever the
+candidate names them, which land in the compile cache (extensions.py), and
+Python's writes under /tmp, which land in the worker's private /tmp
+(private_tmp.py: CUDA-L1's L3-43 writes its sources to /tmp/cuda_extensions).
 Checked against the build-folder patterns of CUDA-L1's inline A100 kernels.
 """
 
@@ -15,7 +17,8 @@ import os
 
 NAMES = ("sandbox_filesystem",)
 CASES = ("tests/hacks/cpu/escape_write_outside_scratch.py", "tests/hacks/legit/scratch_file.py",
-         "tests/hacks/legit/inline_extension_in_init.py", "tests/hacks/legit/inline_extension_in_forward.py")
+         "tests/hacks/legit/inline_extension_in_init.py", "tests/hacks/legit/inline_extension_in_forward.py",
+         "tests/hacks/legit/sources_in_tmp.py")
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _PATH_EVENTS = {"os.remove", "os.rename", "os.replace", "os.mkdir", "os.rmdir", "os.chmod", "os.chown",
