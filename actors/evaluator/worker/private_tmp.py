@@ -47,7 +47,6 @@ class PrivateTmp:
         self.root = os.path.realpath(root)  # where /tmp's private counterpart lives
         self.owned = owned                   # () -> the guard's writable roots, never mapped
         os.makedirs(self.root, exist_ok=True)
-        self.mapped = 0                      # paths mapped so far (worker info)
 
     def map(self, path, write):
         """path, or its private counterpart (same type: str or bytes)."""
@@ -69,7 +68,6 @@ class PrivateTmp:
                 _real["lstat"](private)
             except OSError:
                 return path
-        self.mapped += 1
         return os.fsencode(private) if isinstance(raw, bytes) else private
 
 
@@ -104,7 +102,8 @@ _OS_READS = ("stat", "lstat", "listdir", "scandir", "access")
 
 
 def install(root, owned):
-    """Maps /tmp to ROOT for every later file operation of this process."""
+    """Maps /tmp to ROOT for every later file operation of this process;
+    owned() gives the roots left alone."""
     global _current
     if not _real:
         _real["open"] = builtins.open

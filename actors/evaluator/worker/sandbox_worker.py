@@ -200,7 +200,7 @@ def protected_state():
 # directory (cwd, HOME and TMPDIR of this process).
 GUARD = D.Guard([os.getcwd(), os.environ.get("TMPDIR"), os.environ.get("HOME")])
 # /tmp as the worker's own, for task and candidate code alike (private_tmp.py).
-PRIVATE_TMP = private_tmp.install(os.path.join(os.getcwd(), "tmp"), lambda: GUARD.roots)
+private_tmp.install(os.path.join(os.getcwd(), "tmp"), lambda: GUARD.roots)
 # Every Python thread started from here on has its origin recorded
 # (background_threads: a first call may leave torch's own threads).
 D.watch_origins()
