@@ -6,8 +6,10 @@
 # (tools/quickstart/make_seed_corpus.py --verified: CUDA-L1's kernels and
 # KernelBench's references from docs/results/cuda_l1_*_h200.jsonl) with the
 # exemplar store seeded with them at their settled rewards, once per WORK
-# (WORK/run-stage1); then, from the stage-1 weights, stage 3 for RUN_S
-# seconds with each max_staleness of STALENESS. Prints for each run:
+# (WORK/run-stage1); stage 2 (success-only REINFORCE, [learner] objective =
+# "reinforce") for STAGE2_S seconds from the stage-1 weights, once per WORK
+# (WORK/run-stage2; STAGE2_S=0 skips it); then, from the last weights,
+# stage 3 for RUN_S seconds with each max_staleness of STALENESS. Prints for each run:
 # candidates settled per GPU-hour, the evaluator GPU's busy fraction
 # (nvidia-smi every 0.25 s through stage 3, and the evaluator's own busy
 # seconds), statuses and defences fired, the learner's staleness
@@ -22,7 +24,8 @@
 # level1/, level2/ (.kb); CUDA_L1_DIR: CUDA-L1's release (.cl1). WORK
 # (/tmp/crucible-stage3): a folder kept between calls (build-gpu-loop/stage3
 # on the lent machine) lets stage 1 and each run go in calls of their own.
-# Environment: RUN_S (480), STALENESS ("4 0"; "" for stage 1 alone), TASKS
+# Environment: RUN_S (480), STAGE2_S (120), STALENESS ("4 0"; "" for stages 1
+# and 2 alone), TASKS
 # ("level1/* level2/*"; or e.g. "level1/19 level1/88"), EVAL_DEVICES (cuda:0;
 # "cpu" for one CPU evaluator, a check of the script without a GPU), RESULTS
 # (the two docs/results files), SFT_EXAMPLES (64, drawn at random from the
@@ -31,7 +34,7 @@
 # run of WORK), the kernels and all.tgz go under $OUT when it is set.
 set -uo pipefail
 if (($# < 3)); then
-  sed -n '2,31p' "$0"
+  sed -n '2,34p' "$0"
   exit 2
 fi
 cd "$(dirname "$0")/../.."
@@ -68,7 +71,9 @@ import json, sys, tomllib
 c = tomllib.load(open(sys.argv[1], "rb"))
 policy, sft = sys.argv[4], sys.argv[5]
 run, ro, lo = c["run"], c["rollout"], c["learner"]
-staleness = int(sys.argv[3]) if sys.argv[3].isdigit() else lo["max_staleness"]  # "stage1": the config's
+staleness = int(sys.argv[3]) if sys.argv[3].isdigit() else lo["max_staleness"]  # "stage1", "stage2": the config's
+if sys.argv[3] == "stage2":
+    lo["objective"] = "reinforce"
 run.update(policy=policy, sft_data=sft, sft_epochs=int("${SFT_EPOCHS:-1}"), tasks_dir="$work/tasks",
            time_limit_s=float("$run_s"), rollouts=int("${ROLLOUTS:-8}"), protocol="${PROTOCOL:-default}",
            exemplar_seed=["$cl1/%s.json" % g for g in ("a100", "l40", "3090", "h20")],
@@ -130,12 +135,35 @@ else
 fi
 v=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["policy"])' "$stage1/stage1.json")
 
+# Stage 2 from the stage-1 weights: its last published version is where
+# stage 3 starts (WORK/run-stage2/stage2.json records it).
+stage2=$work/run-stage2
+if ((${STAGE2_S:-120} > 0)); then
+  if [[ ! -f "$stage2/stage2.json" ]]; then
+    write_config stage2 "$v" "" || exit 1
+    sed -i "s/^time_limit_s = .*/time_limit_s = ${STAGE2_S:-120}.0/" "$work/stage3-stage2.toml"
+    echo "=== stage 2 (success-only REINFORCE), ${STAGE2_S:-120} s from $v"
+    rm -rf "$stage2"
+    "$crucible" run "$work/stage3-stage2.toml" --run-dir "$stage2" 2>&1 | tee "$work/run-stage2.out" |
+      grep -E '^(policy|stage [23])' | grep -v '^stage 3: \[' | tail -4
+    n=$(ls "$stage2/versions" 2>/dev/null | sed -n 's/^v-\([0-9]*\)$/\1/p' | sort -n | tail -1)
+    last=$stage2/versions/v-$n
+    if [[ -n "$n" && -f "$last/model.safetensors" ]]; then
+      printf '{"policy": "%s"}\n' "$last" >"$stage2/stage2.json"
+    else
+      echo "stage 2 published no version: stage 3 starts from stage 1 ($work/run-stage2.out)"
+    fi
+  fi
+  [[ -f "$stage2/stage2.json" ]] && v=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["policy"])' "$stage2/stage2.json")
+  echo "=== stage 3 starts from $v"
+fi
+
 metrics_port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 for s in "${staleness_list[@]}"; do
   run=$work/run-$s
   rm -rf "$run"
   write_config "$s" "$v" "" || exit 1
-  echo "=== crucible run, max_staleness $s: $run_s s of stage 3 from the stage-1 policy"
+  echo "=== crucible run, max_staleness $s: $run_s s of stage 3 from $v"
   : >"$work/util-$s.txt"
   if [[ "$eval_devices" != cpu ]]; then
     sample_gpu_busy "$eval_devices" "$work/util-$s.txt"
@@ -161,7 +189,7 @@ for s in "${staleness_list[@]}"; do
 done
 
 # Every run of this work folder (a run per call when RUN_S is long: docs/gpu.md).
-done_runs=$(cd "$work" && ls -d run-*/summary.json 2>/dev/null | grep -v stage1 | sed 's#run-\(.*\)/summary.json#\1#' | sort -rn)
+done_runs=$(cd "$work" && ls -d run-*/summary.json 2>/dev/null | grep -v 'stage[12]' | sed 's#run-\(.*\)/summary.json#\1#' | sort -rn)
 [[ -n "$done_runs" ]] || exit 0
 # shellcheck disable=SC2086
 "$py" tools/gpu/stage3_table.py --work "$work" --devices "$eval_devices" $done_runs | tee "$work/table.md"
