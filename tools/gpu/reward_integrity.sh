@@ -61,10 +61,11 @@ if [[ "${PROBE:-0}" == 1 ]]; then
     done
   done
   # Identities that settled off 1.00 (issue 17): does their ratio move with
-  # where the candidate's weights are placed?
+  # where the candidate's weights are placed, or invert when the two model
+  # objects swap roles (round_probe.py PLACEMENT, SWAP)?
   for t in level2/62_Matmul_GroupNorm_LeakyReLU_Sum.py level3/2_ShallowWideMLP.py; do
     echo "round_probe $t placement" >>"$res/round_probe.txt"
-    PLACEMENT=3 CRUCIBLE_STREAM_FENCE=$fence_lib CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/round_probe.py "$kb/$t" \
+    PLACEMENT=2 SWAP=1 CRUCIBLE_STREAM_FENCE=$fence_lib CUDA_VISIBLE_DEVICES=0 "$py" tools/gpu/round_probe.py "$kb/$t" \
       "$build/generated/python" 300 2>&1 | tee -a "$res/round_probe.txt" | grep '^round_probe'
   done
 fi

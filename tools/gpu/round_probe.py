@@ -82,6 +82,19 @@ for i in range(int(os.environ.get("PLACEMENT", "0"))):
     out = W.on_timed(req)
     print("round_probe: placement %d identity ratio=%.4f" % (i + 1, ratio(out)))
     del spacer
+# SWAP=1: the two model objects change roles (the reference's becomes the
+# candidate's and back), fingerprints retaken: a ratio that inverts follows
+# the objects (their memory, their history), one that stays follows the role
+# the harness gives them.
+if os.environ.get("SWAP") == "1":
+    S = W.S
+    S.model, S.cand_model = S.cand_model, S.model
+    S.model_fingerprint = W.D.ModelFingerprint(S.model)
+    S.protected = W.D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
+    S.fingerprint = W.D.Fingerprint(vars(W), W.protected_state)
+    S.fingerprint.seal()
+    out = W.on_timed(req)
+    print("round_probe: swapped roles identity ratio=%.4f" % ratio(out))
 prof = cProfile.Profile()
 t0 = time.time()
 out = prof.runcall(W.on_timed, req)
