@@ -4,10 +4,12 @@ identity candidate (the task's Model as ModelNew) and runs ROUNDS paired
 rounds as one timing request would (device clock, a tenth of rounds spot
 checked and a tenth audited, orders alternating), once plain and once
 under cProfile. Prints the seconds per round of each (with the stream
-fence's kind: CRUCIBLE_STREAM_FENCE names its native library), the time the two models' calls account for, and
-the functions that took longest (own time).
+fence's kind: CRUCIBLE_STREAM_FENCE names its native library) and the
+identity's ratio, the time the two models' calls account for, and the
+functions that took longest (own time).
 
 Usage: python3 tools/gpu/round_probe.py TASK.py GENERATED_PYTHON_DIR [ROUNDS (300)]
+Environment: PLACEMENT=N and SWAP=1 (below).
 On the GPU when CUDA_VISIBLE_DEVICES is set, else on the CPU.
 """
 import cProfile
