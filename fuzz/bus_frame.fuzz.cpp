@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -70,11 +71,26 @@ std::vector<bus::frame> frames_from(bus::transport& t, std::chrono::milliseconds
   return out;
 }
 
+// One part, sent again when a signal interrupted it (EINTR: the part was not
+// queued). libFuzzer's -timeout alarm (SIGALRM, every few seconds) once
+// interrupted a blocking send after 3.57 million inputs and the uncaught
+// zmq::error_t ended the run (fuzz/regressions/bus_frame/eintr-send).
+void send_part(zmq::socket_t& s, zmq::const_buffer part, zmq::send_flags flags) {
+  for (;;) {
+    try {
+      s.send(part, flags);
+      return;
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+  }
+}
+
 void send_parts(zmq::socket_t& s, const std::vector<std::span<const std::uint8_t>>& parts, const char* route = nullptr) {
-  if (route) s.send(zmq::buffer(std::string_view(route)), zmq::send_flags::sndmore);
+  if (route) send_part(s, zmq::buffer(std::string_view(route)), zmq::send_flags::sndmore);
   for (std::size_t i = 0; i < parts.size(); ++i)
-    s.send(zmq::buffer(parts[i].data(), parts[i].size()),
-           i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    send_part(s, zmq::buffer(parts[i].data(), parts[i].size()),
+              i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
 }
 
 // Until the peer's subscription reached the publisher and one event came through.
