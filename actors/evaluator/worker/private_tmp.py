@@ -49,7 +49,8 @@ class PrivateTmp:
         os.makedirs(self.root, exist_ok=True)
 
     def map(self, path, write):
-        """path, or its private counterpart (same type: str or bytes)."""
+        """The path as str or bytes (a path-like object is asked once, so
+        that what is checked is what is opened), or its private counterpart."""
         if isinstance(path, int):
             return path
         try:
@@ -59,15 +60,15 @@ class PrivateTmp:
         text = os.fsdecode(raw)
         full = os.path.normpath(text if text.startswith("/") else os.path.join(os.getcwd(), text))
         if full != _TMP and not full.startswith(_TMP + "/"):
-            return path
+            return raw
         if any(full == r or full.startswith(r + "/") for r in self.owned()):
-            return path
+            return raw
         private = self.root + full[len(_TMP):]
         if not write:
             try:
                 _real["lstat"](private)
             except OSError:
-                return path
+                return raw
         return os.fsencode(private) if isinstance(raw, bytes) else private
 
 
