@@ -98,6 +98,9 @@ with open(sys.argv[2], "w") as f:
 EOF
 }
 
+# The policy folder a stage's record (stage1.json, stage2.json) names.
+policy_of() { "$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["policy"])' "$1"; }
+
 staleness_list=(${STALENESS-4 0})
 stage1=$work/run-stage1
 if [[ ! -f "$stage1/stage1.json" ]]; then
@@ -133,7 +136,7 @@ EOF2
 else
   echo "=== stage 1 done earlier: $(cat "$stage1/stage1.json")"
 fi
-v=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["policy"])' "$stage1/stage1.json")
+v=$(policy_of "$stage1/stage1.json")
 
 # Stage 2 from the stage-1 weights: its last published version is where
 # stage 3 starts (WORK/run-stage2/stage2.json records it).
@@ -154,7 +157,7 @@ if ((${STAGE2_S:-120} > 0)); then
       echo "stage 2 published no version: stage 3 starts from stage 1 ($work/run-stage2.out)"
     fi
   fi
-  [[ -f "$stage2/stage2.json" ]] && v=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["policy"])' "$stage2/stage2.json")
+  [[ -f "$stage2/stage2.json" ]] && v=$(policy_of "$stage2/stage2.json")
   echo "=== stage 3 starts from $v"
 fi
 

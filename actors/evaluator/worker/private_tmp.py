@@ -120,7 +120,6 @@ def install(root, owned):
         for name in ("rename", "replace"):
             setattr(os, name, _wrap(name, True, (0, 1)))
     _current = PrivateTmp(root, owned)
-    return _current
 
 
 def resolve(path):
