@@ -90,13 +90,32 @@ for i in range(int(os.environ.get("PLACEMENT", "0"))):
 # the harness gives them.
 if os.environ.get("SWAP") == "1":
     S = W.S
+
+
+    def retake():
+        """The worker's fingerprints of the models as they now are."""
+        S.model_fingerprint = W.D.ModelFingerprint(S.model)
+        S.protected = W.D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
+        S.fingerprint = W.D.Fingerprint(vars(W), W.protected_state)
+        S.fingerprint.seal()
+
     S.model, S.cand_model = S.cand_model, S.model
-    S.model_fingerprint = W.D.ModelFingerprint(S.model)
-    S.protected = W.D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
-    S.fingerprint = W.D.Fingerprint(vars(W), W.protected_state)
-    S.fingerprint.seal()
+    retake()
     out = W.on_timed(req)
     print("round_probe: swapped roles identity ratio=%.4f" % ratio(out))
+    # Where each model's tensors lie (address modulo 4 KiB, storage offset,
+    # contiguity), then both models' moved to fresh memory: a ratio that
+    # only this moves was the reference's placement.
+    for who, m in (("reference role", S.model), ("candidate role", S.cand_model)):
+        print("round_probe: %s tensors %s" % (who, " ".join(
+            "%s@%d+%d%s" % (n, t.data_ptr() % 4096, t.storage_offset(), "" if t.is_contiguous() else "(strided)")
+            for n, t in list(m.named_parameters()) + list(m.named_buffers()))))
+    for m in (S.model, S.cand_model):
+        for t in list(m.parameters()) + list(m.buffers()):
+            t.data = t.data.clone()
+    retake()
+    out = W.on_timed(req)
+    print("round_probe: both moved identity ratio=%.4f" % ratio(out))
 prof = cProfile.Profile()
 t0 = time.time()
 out = prof.runcall(W.on_timed, req)
