@@ -17,7 +17,6 @@
 #include <sstream>
 #include <thread>
 
-#include "runtime/base/remove_tree.hpp"
 
 extern char** environ;
 
@@ -110,13 +109,6 @@ bool wait_for_text(const std::string& path, const std::string& needle, std::chro
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
-}
-
-std::string temp_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("crucible-test-" + name + "-" + std::to_string(::getpid()));
-  remove_tree(dir);  // runtime/base/remove_tree.hpp says why not remove_all
-  std::filesystem::create_directories(dir);
-  return dir.string();
 }
 
 namespace {

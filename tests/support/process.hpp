@@ -40,7 +40,8 @@ bool wait_for_text(const std::string& path, const std::string& needle, std::chro
 int count_text(const std::string& path, const std::string& needle);
 std::string read_file(const std::string& path);
 
-// A fresh temporary directory and a free-looking base port (3 consecutive).
+// A fresh temporary directory (temp_dirs.cpp: removed after a run with no
+// failure) and a free-looking base port (3 consecutive).
 std::string temp_dir(const std::string& name);
 int pick_port();
 
