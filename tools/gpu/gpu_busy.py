@@ -4,8 +4,9 @@ Reads nvidia-smi's samples (`--query-gpu=timestamp,utilization.gpu
 --format=csv,noheader,nounits -lms 200`: the share of each sample period in
 which a kernel ran) and the run's JSON lines (each evaluation's
 `finished_unix`, `duration_s` and, with --compare-cold, `pass`), and prints
-one line per pass: the mean utilisation over the pass's wall-clock window,
-from the start of its first evaluation to the end of its last.
+two lines per pass: the mean utilisation over the pass's wall-clock window,
+from the start of its first evaluation to the end of its last, and from the
+end of its first evaluation.
 
 Usage: python3 tools/gpu/gpu_busy.py GPU_UTIL.csv RUN.jsonl
 Called by tools/gpu/reward_integrity.sh.
@@ -39,15 +40,21 @@ def main():
             except ValueError:
                 sys.exit("%s:%d: not JSON" % (sys.argv[2], n))
             end = e["finished_unix"]
-            lo, hi = windows.get(e.get("pass", "all"), (end - e["duration_s"], end))
-            windows[e.get("pass", "all")] = (min(lo, end - e["duration_s"]), max(hi, end))
-    for name, (lo, hi) in windows.items():
-        inside = [u for t, u in util if lo <= t <= hi]
-        if not inside:
-            print("GPU busy, %s pass: no samples in its window" % name)
-            continue
-        print("GPU busy, %s pass: %.3f (mean utilization.gpu of %d samples over %.0f s)" %
-              (name, sum(inside) / 100.0 / len(inside), len(inside), hi - lo))
+            pass_name = e.get("pass", "all")
+            if pass_name not in windows:  # [start, end of the first evaluation, end]
+                windows[pass_name] = [end - e["duration_s"], end, end]
+            w = windows[pass_name]
+            w[0], w[2] = min(w[0], end - e["duration_s"]), max(w[2], end)
+    for name, (lo, first_end, hi) in windows.items():
+        # The whole pass, then from the end of its first evaluation (which,
+        # in a warm pass, also waited for the pool's start).
+        for label, start in (("", lo), (", after the first evaluation", first_end)):
+            inside = [u for t, u in util if start <= t <= hi]
+            if not inside:
+                print("GPU busy, %s pass%s: no samples in its window" % (name, label))
+                continue
+            print("GPU busy, %s pass%s: %.3f (mean utilization.gpu of %d samples over %.0f s)" %
+                  (name, label, sum(inside) / 100.0 / len(inside), len(inside), hi - start))
 
 
 if __name__ == "__main__":
