@@ -58,6 +58,10 @@ export UBSAN_OPTIONS=print_stacktrace=1
 symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
 [[ -x $symbolizer ]] && export ASAN_SYMBOLIZER_PATH=$symbolizer
 failed=0
+# Harnesses that write files (safetensors_index rewrites its index file every
+# input) write them in memory where there is /dev/shm: on this VM's disk it
+# ran at 941 inputs/s, on /dev/shm at 17,361.
+[[ -d /dev/shm && -w /dev/shm ]] && export TMPDIR=/dev/shm
 printf '%-18s %12s %9s %6s %8s  %s\n' fuzzer inputs exec/s new rss_mb result
 for name in "${names[@]}"; do
   bin=$build/fuzz/$name
