@@ -92,6 +92,7 @@ import settings  # noqa: E402  (worker/settings.py: the own-settings rule)
 import private_tmp  # noqa: E402  (worker/private_tmp.py: what Python writes under /tmp stays the worker's)
 import stream_fence  # noqa: E402  (worker/stream_fence.py: the device clock sees every stream)
 import cache_flush  # noqa: E402  (worker/cache_flush.py: each timed call starts with an empty L2)
+import reference_placement  # noqa: E402  (worker/reference_placement.py: the reference's tensors placed after the candidate's)
 
 _mark("imported")
 
@@ -452,6 +453,8 @@ def on_load_candidate(req):
     # load changes is put back and not judged: the calls are.
     S.cand_settings = settings.own_of(snapshot_state())
     reset_global_state()
+    if S.device.startswith("cuda"):
+        reference_placement.refresh(S.model)
     S.protected = D.protected_storages([S.model, S.cand_model], [S.task, S.candidate])
     raise_violations(GUARD.take() + D.new_threads(census, torch_threads=True) + integrity(values=True))
     # Everything alive now (torch, task, candidate) moves to gc's permanent
