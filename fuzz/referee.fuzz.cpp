@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
 #include "actors/referee/referee_core.hpp"
 #include "actors/referee/referee_wire.hpp"
 #include "fuzz/fuzz_support.hpp"
@@ -59,6 +61,9 @@ void check_settlements(const referee::referee_outbox& out, std::map<std::string,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // Every input settles c1 and logs it: 527 MB of log lines in 5 million
+  // inputs, written at the cost of the inputs themselves.
+  spdlog::set_level(spdlog::level::off);
   auto parts = fuzz::split_parts({data, size});
   auto part = [&](std::size_t i) { return i < parts.size() ? referee::bytes(parts[i].begin(), parts[i].end()) : referee::bytes(); };
 
