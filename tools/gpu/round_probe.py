@@ -79,8 +79,7 @@ print("round_probe: fence=%s unprofiled per_round=%.3f ms identity ratio=%.4f"
 # the harness's.
 for i in range(int(os.environ.get("PLACEMENT", "0"))):
     spacer = W.torch.empty(int((i + 1) * 2**20), dtype=W.torch.uint8, device=DEVICE)
-    for t in list(W.S.cand_model.parameters()) + list(W.S.cand_model.buffers()):
-        t.data = t.data.clone()
+    W.reference_placement.refresh(W.S.cand_model)
     out = W.on_timed(req)
     print("round_probe: placement %d identity ratio=%.4f" % (i + 1, ratio(out)))
     del spacer
@@ -90,7 +89,6 @@ for i in range(int(os.environ.get("PLACEMENT", "0"))):
 # the harness gives them.
 if os.environ.get("SWAP") == "1":
     S = W.S
-
 
     def retake():
         """The worker's fingerprints of the models as they now are."""
@@ -111,8 +109,7 @@ if os.environ.get("SWAP") == "1":
             "%s@%d+%d%s" % (n, t.data_ptr() % 4096, t.storage_offset(), "" if t.is_contiguous() else "(strided)")
             for n, t in list(m.named_parameters()) + list(m.named_buffers()))))
     for m in (S.model, S.cand_model):
-        for t in list(m.parameters()) + list(m.buffers()):
-            t.data = t.data.clone()
+        W.reference_placement.refresh(m)
     retake()
     out = W.on_timed(req)
     print("round_probe: both moved identity ratio=%.4f" % ratio(out))

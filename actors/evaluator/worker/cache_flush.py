@@ -1,14 +1,13 @@
 """The GPU's L2 cache emptied before each timed call (CUDA).
 
-Why: on an H200 the same model object settled 2 to 8% off its own copy,
-and the gap followed where its tensors lay, not the code. The round probe
-(tools/gpu/round_probe.py, PLACEMENT and SWAP) on KernelBench L2-62's
-identity: 1.039 as loaded, 0.984 with the two objects' roles swapped,
-1.001 with both models' tensors moved to fresh memory; on L3-2 (24 MB of
-weights a model, two models filling most of the 50 MB L2) 0.936 to 1.088
-across four placements. Between one call and the next, what of each
-model's data stays in the L2 depends on its addresses; an identical kernel
-then pays more or fewer trips to memory for nothing it did.
+Why: on an H200 KernelBench L3-2's identity (24 MB of weights a model, the
+two models filling most of the 50 MB L2) settled 1.02 to 1.05, and the
+round probe (tools/gpu/round_probe.py, PLACEMENT and SWAP) put it anywhere
+from 0.936 to 1.088 as the models' tensors were moved: what of each model's
+data the previous call left in the L2 depended on where it lay, and an
+identical kernel paid more or fewer trips to memory for nothing it did.
+With the flush, 0.995 to 1.002 across the same moves. (The other
+identities off 1.00 had another cause: reference_placement.py.)
 
 What it does: writes a buffer of twice the L2's size on the calling stream
 before each timed call's sleep, in every round of both models, so that each
