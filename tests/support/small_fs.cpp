@@ -55,7 +55,10 @@ std::unique_ptr<small_fs> small_fs::make(const std::string& name, std::size_t by
   return std::unique_ptr<small_fs>(new small_fs(dir));
 }
 
-small_fs::~small_fs() { ::umount2(path_.c_str(), MNT_DETACH); }
+small_fs::~small_fs() {
+  ::umount2(path_.c_str(), MNT_DETACH);
+  ::rmdir(path_.c_str());  // the mount point, empty once the tmpfs is gone (temp_dirs.cpp may have run already)
+}
 
 void small_fs::fill() {
   int fd = ::open(ballast(path_).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
