@@ -101,9 +101,9 @@ TEST_CASE("the quick-start with LoRA in stage 3 learns as the full-weight loop d
   const std::string dir = temp_dir("quickstart-lora");
   const std::string config = quickstart_config(dir, {});
   std::string text = read_file(config);
-  const std::string learner_rate = "\n[learner]\nobjective = \"grpo\"\ngroups_per_batch = 2\nlearning_rate = 5e-5\n";
-  REQUIRE_MESSAGE(text.find(learner_rate) != std::string::npos, "configs/quickstart.toml's [learner] block changed");
-  text.replace(text.find(learner_rate), learner_rate.size(),
+  const std::string learner_block = "\n[learner]\nobjective = \"grpo\"\ngroups_per_batch = 2\nlearning_rate = 5e-5\n";
+  REQUIRE_MESSAGE(text.find(learner_block) != std::string::npos, "configs/quickstart.toml's [learner] block changed");
+  text.replace(text.find(learner_block), learner_block.size(),
                "\n[learner]\nobjective = \"grpo\"\ngroups_per_batch = 2\nlearning_rate = 5e-4\n"
                "lora_rank = 16\nlora_alpha = 32\n");
   std::ofstream(config) << text;
