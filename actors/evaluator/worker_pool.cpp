@@ -1,6 +1,9 @@
 #include "actors/evaluator/worker_pool.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "runtime/base/compute_tuning.hpp"
 
@@ -50,6 +53,22 @@ std::vector<int> worker_pool::spare_pids() const {
   std::vector<int> out;
   for (const auto& s : spares_) out.push_back(s.session.process().pid());
   return out;
+}
+
+worker_pool::quiet_scope worker_pool::quiet() {
+  std::vector<int> stopped;
+  for (auto& s : spares_) {
+    std::error_code ec;
+    const int pid = s.session.process().pid();
+    if (pid > 0 && s.session.process().alive() && std::filesystem::exists(s.scratch.path() / ".imported", ec) &&
+        ::kill(-pid, SIGSTOP) == 0)
+      stopped.push_back(pid);
+  }
+  return quiet_scope(std::move(stopped));
+}
+
+worker_pool::quiet_scope::~quiet_scope() {
+  for (int pid : stopped_) ::kill(-pid, SIGCONT);
 }
 
 void worker_pool::prime(const worker_recipe& recipe) { top_up(recipe, ~0u); }

@@ -13,6 +13,16 @@
 // shares a core with a measurement nor starves the roles on the other
 // cores (on a 2-core machine a rollout silent for 10 s is declared dead).
 //
+// A spare never runs beside a measurement: while a worker is timed
+// (quiet_scope), every spare past its imports (the file .imported in its
+// scratch directory: the rest of its start is CUDA's context, the sleep's
+// calibration and warm-up calls on the GPU the measurement uses) is stopped
+// (SIGSTOP to its process group) and continued after. On the H200 a warm
+// pass whose spares started beside the timed rounds settled a folded GEMM
+// at 1.25-1.31 against 1.38-1.40 cold, and took up to 4,183 rounds where
+// the cold pass took 531 (docs/benchmarks.md). A spare still importing
+// (CPU only, on other cores) goes on.
+//
 // Who calls it: evaluator::evaluate (evaluate.cpp), one pool per evaluator,
 // from the evaluator's one thread. Not thread-safe.
 #pragma once
@@ -62,6 +72,23 @@ class worker_pool {
 
   // The spares' pids (nvidia-smi lists them on the evaluator's own GPU).
   std::vector<int> spare_pids() const;
+
+  // While one lives, the spares past their imports are stopped; they go on
+  // when it goes. evaluate.cpp holds one around a worker's timed rounds.
+  class quiet_scope {
+   public:
+    explicit quiet_scope(std::vector<int> stopped) : stopped_(std::move(stopped)) {}
+    ~quiet_scope();
+    quiet_scope(quiet_scope&& o) noexcept : stopped_(std::move(o.stopped_)) { o.stopped_.clear(); }
+    quiet_scope(const quiet_scope&) = delete;
+    quiet_scope& operator=(const quiet_scope&) = delete;
+    quiet_scope& operator=(quiet_scope&&) = delete;
+    const std::vector<int>& stopped() const { return stopped_; }  // the pids stopped
+
+   private:
+    std::vector<int> stopped_;
+  };
+  quiet_scope quiet();
 
  private:
   void top_up(const worker_recipe& recipe, unsigned at_most);

@@ -57,6 +57,32 @@ class gloo_collective final : public collective {
     return make_error(errc::io, "gloo all-reduce on rank " + std::to_string(rank_) + ": " + e.what());
   }
 
+  // LibTorch 1.13's Gloo group has no reduce-scatter: an all-to-all sends
+  // slice j to rank j (the same bytes a reduce-scatter moves), and this rank
+  // sums the world_size slices it receives, in rank order.
+  result<torch::Tensor> reduce_scatter_sum(const torch::Tensor& flat) override try {
+    if (flat.dim() != 1 || flat.numel() % world_ != 0)
+      return make_error(errc::invalid_argument, "gloo reduce-scatter: " + std::to_string(flat.numel()) +
+                                                    " elements do not split over " + std::to_string(world_) + " ranks");
+    auto input = flat.contiguous().to(torch::kCPU);
+    auto received = torch::empty_like(input);
+    std::vector<std::int64_t> equal;  // empty: equal slices
+    group_->alltoall_base(received, input, equal, equal)->wait();
+    return received.view({world_, -1}).sum(0).to(flat.device());
+  } catch (const std::exception& e) {
+    return make_error(errc::io, "gloo reduce-scatter on rank " + std::to_string(rank_) + ": " + e.what());
+  }
+
+  result<torch::Tensor> all_gather(const torch::Tensor& shard) override try {
+    std::vector<torch::Tensor> input{shard.contiguous().to(torch::kCPU)};
+    std::vector<std::vector<torch::Tensor>> output(1);
+    for (int r = 0; r < world_; ++r) output[0].push_back(torch::empty_like(input[0]));
+    group_->allgather(output, input)->wait();
+    return torch::cat(output[0]).to(shard.device());
+  } catch (const std::exception& e) {
+    return make_error(errc::io, "gloo all-gather on rank " + std::to_string(rank_) + ": " + e.what());
+  }
+
  private:
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   int rank_, world_;

@@ -10,7 +10,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <fstream>
 #include <string_view>
+#include <utility>
 
 #include "actors/policy/test_support.hpp"
 
@@ -20,11 +22,14 @@ namespace crucible::learner {
 namespace {
 
 // Starts the probe; with `gpu` >= 0 it trains over NCCL on that GPU alone
-// (CUDA_VISIBLE_DEVICES), else over Gloo on the CPU.
-pid_t start_probe(int rank, int world, const std::string& store, const std::string& out, int gpu = -1) {
+// (CUDA_VISIBLE_DEVICES), else over Gloo on the CPU. `extra`: the probe's
+// further arguments (zero, checkpoint DIR).
+pid_t start_probe(int rank, int world, const std::string& store, const std::string& out, int gpu = -1,
+                  const std::vector<std::string>& extra = {}) {
   const std::string exe = std::string(CRUCIBLE_BINARY_DIR) + "/bin/learner_dp_probe";
   std::vector<std::string> args{exe, std::to_string(rank), std::to_string(world), store, out};
   if (gpu >= 0) args.push_back("nccl");
+  args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -73,13 +78,15 @@ std::vector<torch::Tensor> load(const std::filesystem::path& p) {
 //   5% of |step 1 - step 0| of the single process, plus step 0's bound;
 // - on GPUs (NCCL, step0_rtol 1e-4) the halves of a batch take other GEMM
 //   kernels than the whole, which the same argument covers.
-void check_same_steps(const policy::testing::scratch_dir& dir, double step0_rtol) {
+// `first_step`: 1 when the two-rank run resumed from a checkpoint for its
+// second step alone (its first step's statistics are zeros).
+void check_same_steps(const policy::testing::scratch_dir& dir, double step0_rtol, std::size_t first_step = 0) {
   auto alone = load(dir / "alone.pt"), rank0 = load(dir / "rank0.pt"), rank1 = load(dir / "rank1.pt");
   REQUIRE(alone.size() == rank0.size());
   REQUIRE(alone.size() == rank1.size());
   // Losses and statistics of both steps (summed over ranks) match the single process.
   constexpr double delta_share = 0.05;  // the parameter bound below over one step's size
-  for (std::size_t step = 0; step < 2; ++step) {
+  for (std::size_t step = first_step; step < 2; ++step) {
     const auto diff = (alone[step] - rank0[step]).abs();
     const double relative = (diff / alone[step].abs().clamp_min(1e-7)).max().item<double>();
     INFO("step " << step << " alone " << alone[step] << " rank0 " << rank0[step]);
@@ -122,6 +129,80 @@ TEST_CASE("two Gloo ranks on halves of each batch take the same steps as one pro
   wait_ok(r0);
   wait_ok(r1);
   check_same_steps(dir, 1e-4);
+}
+
+// The probe's OUT.bytes: {gradient bytes, optimizer state bytes} of a rank.
+std::pair<std::int64_t, std::int64_t> kept_bytes(const std::filesystem::path& out) {
+  std::ifstream in(out.string() + ".bytes");
+  std::int64_t gradients = -1, state = -1;
+  in >> gradients >> state;
+  return {gradients, state};
+}
+
+// ZeRO stage 2 (zero_optimizer.hpp): the ranks step their halves of AdamW's
+// state and gather the parameters, which must give the steps of one process
+// (the bounds above: the gradients are summed in another order, the global
+// norm in fp64), while each rank keeps half the gradients and half of
+// AdamW's moments (plus the half of the parameters it steps).
+TEST_CASE("two Gloo ranks under ZeRO stage 2 take the same steps as one process and keep half the optimizer state") {
+  if (!gloo_available()) {
+    MESSAGE("skipped: this build has no Gloo (PyTorch's wheels ship no gloo headers)");
+    return;
+  }
+  policy::testing::scratch_dir dir;
+  wait_ok(start_probe(0, 1, (dir / "store1").string(), (dir / "alone.pt").string()));
+  const auto r0 = start_probe(0, 2, (dir / "store2").string(), (dir / "rank0.pt").string(), -1, {"zero"});
+  const auto r1 = start_probe(1, 2, (dir / "store2").string(), (dir / "rank1.pt").string(), -1, {"zero"});
+  wait_ok(r0);
+  wait_ok(r1);
+  check_same_steps(dir, 1e-4);
+
+  std::int64_t trained = 0;
+  for (const auto& p : testing::tiny_policy(31)->parameters()) trained += p.numel();
+  const auto [alone_grads, alone_state] = kept_bytes(dir / "alone.pt");
+  const auto [grads0, state0] = kept_bytes(dir / "rank0.pt");
+  MESSAGE("per rank: gradients " << grads0 << " bytes, optimizer state " << state0 << " bytes (one process: "
+                                 << alone_grads << " and " << alone_state << ")");
+  const std::int64_t half = (trained + 1) / 2 * 4;  // fp32
+  CHECK(alone_grads == trained * 4);
+  CHECK(alone_state == 2 * trained * 4);
+  CHECK(grads0 == half);
+  CHECK(state0 == 3 * half);
+  CHECK(kept_bytes(dir / "rank1.pt") == std::make_pair(grads0, state0));
+}
+
+// A ZeRO checkpoint holds AdamW's whole state: two ranks that checkpoint
+// after the first step, rebuild their trainers from it and take the second
+// step end exactly where two ranks that never stopped do; one process that
+// resumes the same checkpoint takes the same second step up to summation order.
+TEST_CASE("a ZeRO stage 2 checkpoint resumes on the same two ranks exactly and on one process") {
+  if (!gloo_available()) {
+    MESSAGE("skipped: this build has no Gloo (PyTorch's wheels ship no gloo headers)");
+    return;
+  }
+  policy::testing::scratch_dir dir;
+  const std::string ckpt = (dir / "checkpoints").string();
+  auto pair = [&](const std::string& store, const std::string& prefix, std::vector<std::string> extra) {
+    extra.insert(extra.begin(), "zero");
+    const auto a = start_probe(0, 2, (dir / store).string(), (dir / (prefix + "0.pt")).string(), -1, extra);
+    const auto b = start_probe(1, 2, (dir / store).string(), (dir / (prefix + "1.pt")).string(), -1, extra);
+    wait_ok(a);
+    wait_ok(b);
+  };
+  pair("store-a", "straight", {});
+  pair("store-b", "rank", {"checkpoint", ckpt});
+  REQUIRE(std::filesystem::exists(std::filesystem::path(ckpt) / "latest"));
+  auto straight = load(dir / "straight0.pt"), resumed = load(dir / "rank0.pt");
+  REQUIRE(straight.size() == resumed.size());
+  CHECK(torch::equal(straight[1], resumed[1]));  // the second step's statistics
+  for (std::size_t i = 2; i < straight.size(); ++i) CHECK(torch::equal(straight[i], resumed[i]));
+
+  // One process from the same checkpoint: its second step against the ranks'.
+  wait_ok(start_probe(0, 1, (dir / "store1").string(), (dir / "one.pt").string(), -1, {"checkpoint", ckpt}));
+  std::filesystem::rename(dir / "straight0.pt", dir / "alone.pt");
+  std::filesystem::rename(dir / "one.pt", dir / "rank0.pt");
+  std::filesystem::copy_file(dir / "rank0.pt", dir / "rank1.pt", std::filesystem::copy_options::overwrite_existing);
+  check_same_steps(dir, 1e-4, 1);
 }
 
 // Runs where the build has NCCL and two GPUs are visible (tools/gpu/learner_gpu.sh); passes with a note elsewhere.

@@ -33,6 +33,28 @@ class nccl_collective final : public collective {
     return make_error(errc::io, "nccl all-reduce on rank " + std::to_string(rank_) + ": " + e.what());
   }
 
+  // NCCL's own reduce-scatter and all-gather, on this rank's GPU.
+  result<torch::Tensor> reduce_scatter_sum(const torch::Tensor& flat) override try {
+    if (flat.dim() != 1 || flat.numel() % world_ != 0)
+      return make_error(errc::invalid_argument, "nccl reduce-scatter: " + std::to_string(flat.numel()) +
+                                                    " elements do not split over " + std::to_string(world_) + " ranks");
+    auto input = flat.contiguous().to(device_);
+    auto shard = torch::empty({flat.numel() / world_}, input.options());
+    group_->_reduce_scatter_base(shard, input)->wait();
+    return shard.to(flat.device());
+  } catch (const std::exception& e) {
+    return make_error(errc::io, "nccl reduce-scatter on rank " + std::to_string(rank_) + ": " + e.what());
+  }
+
+  result<torch::Tensor> all_gather(const torch::Tensor& shard) override try {
+    auto input = shard.contiguous().to(device_);
+    auto output = torch::empty({shard.numel() * world_}, input.options());
+    group_->_allgather_base(output, input)->wait();
+    return output.to(shard.device());
+  } catch (const std::exception& e) {
+    return make_error(errc::io, "nccl all-gather on rank " + std::to_string(rank_) + ": " + e.what());
+  }
+
  private:
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> group_;
   int rank_, world_;

@@ -47,6 +47,9 @@ status validate(const learner_options& o) {
     return bad("mini_batches", "must be at least 1 and divide groups_per_batch");
   if (o.micro_batches == 0 || (o.groups_per_batch / o.mini_batches) % o.micro_batches != 0)
     return bad("micro_batches", "must be at least 1 and divide groups_per_batch / mini_batches");
+  if (o.zero_stage != 0 && o.zero_stage != 2)
+    return bad("zero_stage", "must be 0 (every rank keeps all optimizer state) or 2 (optimizer state and gradients "
+                             "sharded across data-parallel ranks)");
   if (o.publish_chunk_bytes == 0) return bad("publish_chunk_bytes", "must be at least 1");
   CRUCIBLE_TRY(policy::validate(o.lora, "[learner] lora_"));
   return status::success();
@@ -89,6 +92,7 @@ status read(section s, learner::learner_options& out) {
   CRUCIBLE_TRY(s.read("mini_batches", out.mini_batches));
   CRUCIBLE_TRY(s.read("micro_batches", out.micro_batches));
   CRUCIBLE_TRY(s.read("bf16_autocast", out.bf16_autocast));
+  CRUCIBLE_TRY(s.read("zero_stage", out.zero_stage));
   CRUCIBLE_TRY(s.read("seed", out.seed));
   CRUCIBLE_TRY(s.read("lora_rank", out.lora.rank));
   CRUCIBLE_TRY(s.read("lora_alpha", out.lora.alpha));

@@ -53,6 +53,11 @@ struct learner_options {
   std::uint64_t mini_batches = 1;      // optimizer steps per batch (PPO mini-batches); default 1
   std::uint64_t micro_batches = 1;     // gradient-accumulation slices per optimizer step; default 1
   bool bf16_autocast = true;           // CUDA only: matmuls in bf16 under fp32 weights; default true
+  // Data-parallel ranks (a collective of more than one rank): 0 = each rank
+  // keeps all of AdamW's state and the summed gradients; 2 = ZeRO stage 2,
+  // each rank keeps AdamW's state and the summed gradient of its 1/world
+  // slice of the trained parameters (zero_optimizer.hpp). Default 0.
+  std::uint64_t zero_stage = 0;
   std::uint64_t seed = 0;              // LibTorch's RNGs are seeded with it; default 0
   // LoRA (policy/lora.hpp): with lora.rank > 0 the base is frozen and only
   // adapters on lora.targets are trained; the KL reference is the base

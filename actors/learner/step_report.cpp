@@ -14,7 +14,8 @@ std::string step_report::json() const {
       {"weight_max", weight_max}, {"truncated_fraction", truncated_fraction}, {"grad_norm", grad_norm},
       {"learning_rate", learning_rate}, {"reward_mean", reward_mean}, {"smoothed_reward_mean", smoothed_reward_mean},
       {"staleness", stale}, {"sequences", sequences}, {"tokens", tokens}, {"seconds", seconds},
-      {"tokens_per_second", tokens_per_second},
+      {"tokens_per_second", tokens_per_second}, {"gradient_bytes", gradient_bytes},
+      {"optimizer_state_bytes", optimizer_state_bytes},
   };
   if (!groups.empty()) j["groups"] = groups;
   return j.dump();

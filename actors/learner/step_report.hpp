@@ -32,6 +32,11 @@ struct step_report {
   std::uint64_t tokens = 0;          // prompt and completion tokens through the network
   double seconds = 0;                // wall time of the step
   double tokens_per_second = 0;
+  // What this rank keeps between steps: the summed gradients and AdamW's
+  // state (under zero_stage 2, its slice's, with the slice of parameters it
+  // steps), in bytes.
+  std::int64_t gradient_bytes = 0;
+  std::int64_t optimizer_state_bytes = 0;
   // Ids of the rollout groups trained in this step (GRPO, REINFORCE; the
   // learner actor fills it): with one line a version in metrics.jsonl, which
   // group went into which version (the chaos test reads it).

@@ -7,13 +7,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <type_traits>
 
+#include "actors/learner/adamw_state.hpp"
 #include "actors/learner/learner_config.hpp"
 #include "actors/learner/objectives.hpp"
 #include "actors/learner/schedule.hpp"
+#include "actors/learner/zero_optimizer.hpp"
 #include "actors/policy/lora_adapters.hpp"
 
 // LibTorch 2.4 replaced set_enabled / set_autocast_gpu_dtype with per-device calls.
@@ -72,22 +73,6 @@ class autocast_scope {
   bool on_;
 };
 
-#if CRUCIBLE_FUSED_STEP
-// torch::optim::AdamW keeps a parameter's state under the address of its
-// TensorImpl (a string of it in older LibTorch); the fused step keeps it
-// there too, so that checkpoints save and restore it unchanged.
-template <class Map>
-typename Map::key_type state_key(const torch::Tensor& p) {
-  if constexpr (std::is_same_v<typename Map::key_type, std::string>) {
-    std::ostringstream s;
-    s << p.unsafeGetTensorImpl();
-    return s.str();
-  } else {
-    return p.unsafeGetTensorImpl();
-  }
-}
-#endif
-
 // AdamW's step for fp32 parameters on CUDA as one fused multi-tensor kernel
 // instead of LibTorch's per-tensor loop (290 tensors, nine passes over each),
 // the same update as torch::optim::AdamW::step. Returns false, changing
@@ -111,7 +96,7 @@ bool fused_adamw_step(torch::optim::AdamW& optimizer) {
   using map = std::decay_t<decltype(state)>;
   std::int64_t step = 0;
   for (auto& p : params) {
-    auto key = state_key<map>(p);
+    auto key = adamw_state_key<map>(p);
     auto it = state.find(key);
     if (it == state.end()) {
       auto fresh = std::make_unique<torch::optim::AdamWParamState>();
@@ -236,12 +221,17 @@ trainer::trainer(std::shared_ptr<policy::causal_lm> model, std::shared_ptr<polic
       dp_(dp),
       rewards_(options.reward_window),
       gate_(options.max_staleness, options.groups_per_batch) {
-  optimizer_ = std::make_unique<torch::optim::AdamW>(
-      trainable(), torch::optim::AdamWOptions(options_.learning_rate)
-                                .betas({options_.adam_beta1, options_.adam_beta2})
-                                .eps(options_.adam_eps)
-                                .weight_decay(options_.weight_decay));
+  if (!sharded()) optimizer_ = std::make_unique<torch::optim::AdamW>(trainable(), adamw_options());
 }
+
+torch::optim::AdamWOptions trainer::adamw_options() const {
+  return torch::optim::AdamWOptions(options_.learning_rate)
+      .betas({options_.adam_beta1, options_.adam_beta2})
+      .eps(options_.adam_eps)
+      .weight_decay(options_.weight_decay);
+}
+
+bool trainer::sharded() const { return options_.zero_stage == 2 && dp_ && dp_->world_size() > 1; }
 
 trainer::~trainer() = default;
 
@@ -273,6 +263,11 @@ result<std::unique_ptr<trainer>> trainer::create(std::shared_ptr<policy::causal_
       for (auto& p : model->adapters()->parameters()) p.set_requires_grad(true);
     auto t = std::unique_ptr<trainer>(new trainer(std::move(model), std::move(reference), options, dp));
     t->base_reference_ = lora && options.kl_beta > 0 && !t->reference_;
+    if (t->sharded()) {
+      auto zero = zero_optimizer::create(t->trainable(), t->adamw_options(), *dp);
+      if (!zero) return zero.error();
+      t->zero_ = std::move(*zero);
+    }
     return t;
   } catch (const c10::Error& e) {
     return make_error(errc::internal, std::string("trainer: LibTorch: ") + e.what_without_backtrace());
@@ -435,7 +430,7 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
   double weight_min = 0, weight_max = 0;
   bool weight_seen = false;
   for (auto& m : plan) {
-    optimizer_->zero_grad();
+    zero_grad();
     settings.normaliser = m.normaliser;
     auto mini_totals = torch::zeros({s_count}, torch::kFloat64);
     torch::Tensor loss_sum;  // on the device, read once per optimizer step
@@ -474,30 +469,44 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
       mini_totals[s_sequences] += static_cast<double>(b.input_ids.size(0));
     }
     if (loss_sum.defined()) mini_totals[s_loss] += loss_sum.item<double>();
-    // Every rank sums its gradients and statistics with the others'.
-    std::vector<torch::Tensor> grads;
-    const auto params = trainable();
-    for (auto p : params) {
-      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-      grads.push_back(p.grad());
-    }
-    if (dp_) {
-      grads.push_back(mini_totals);
-      CRUCIBLE_TRY(dp_->all_reduce_sum(grads));
-    }
-    totals += mini_totals;
-    auto norm = clip_gradients(params, options_.max_grad_norm);
     const double lr = scheduled_learning_rate(options_.learning_rate, optimizer_steps_, options_.warmup_steps,
                                               options_.total_steps, options_.min_lr_ratio);
-    for (auto& group : optimizer_->param_groups())
+    auto& optimizer = zero_ ? zero_->optimizer() : *optimizer_;
+    for (auto& group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    if (!fused_adamw_step(*optimizer_)) optimizer_->step();
-    report.grad_norm = norm.item<double>();
+    if (zero_) {
+      // ZeRO stage 2: statistics summed, gradients reduce-scattered; AdamW
+      // steps this rank's slice, whose update every rank then gathers.
+      std::vector<torch::Tensor> stats{mini_totals};
+      CRUCIBLE_TRY(dp_->all_reduce_sum(stats));
+      auto norm = zero_->reduce_gradients(options_.max_grad_norm);
+      if (!norm) return norm.error();
+      if (!fused_adamw_step(optimizer)) optimizer.step();
+      CRUCIBLE_TRY(zero_->gather_parameters());
+      report.grad_norm = *norm;
+    } else {
+      // Every rank sums its gradients and statistics with the others'.
+      std::vector<torch::Tensor> grads;
+      const auto params = trainable();
+      for (auto p : params) {
+        if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+        grads.push_back(p.grad());
+      }
+      if (dp_) {
+        grads.push_back(mini_totals);
+        CRUCIBLE_TRY(dp_->all_reduce_sum(grads));
+      }
+      auto norm = clip_gradients(params, options_.max_grad_norm);
+      if (!fused_adamw_step(optimizer)) optimizer.step();
+      report.grad_norm = norm.item<double>();
+    }
+    totals += mini_totals;
     ++optimizer_steps_;
     report.learning_rate = lr;
   }
-  optimizer_->zero_grad();
+  zero_grad();
   ++version_;
+  kept_bytes(report);
 
   const double tokens = totals[s_tokens].item<double>();
   report.loss = totals[s_loss].item<double>() / static_cast<double>(plan.size());
@@ -518,6 +527,23 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
   return report;
 } catch (const c10::Error& e) {
   return make_error(errc::internal, std::string("trainer: LibTorch: ") + e.what_without_backtrace());
+}
+
+void trainer::zero_grad() {
+  if (zero_) zero_->zero_grad();
+  else optimizer_->zero_grad();
+}
+
+void trainer::kept_bytes(step_report& report) const {
+  if (zero_) {
+    report.gradient_bytes = zero_->gradient_bytes();
+    report.optimizer_state_bytes = zero_->optimizer_state_bytes();
+    return;
+  }
+  std::int64_t bytes = 0;
+  for (const auto& p : trainable()) bytes += p.numel() * p.element_size();
+  report.gradient_bytes = bytes;              // a summed gradient per parameter
+  report.optimizer_state_bytes = 2 * bytes;   // exp_avg and exp_avg_sq
 }
 
 // ---- weights ----------------------------------------------------------------

@@ -12,7 +12,9 @@
 // micro_batches gradient-accumulation slices, and, with a collective, into
 // this rank's share (every rank is given the same batch; see collective).
 // Gradients are clipped to max_grad_norm; on CUDA with fp32 weights the
-// forward runs under bf16 autocast when bf16_autocast is set.
+// forward runs under bf16 autocast when bf16_autocast is set. With
+// zero_stage 2 and a collective of several ranks, AdamW's state and the
+// summed gradients are sharded across the ranks (zero_optimizer.hpp).
 //
 // Called from one thread (the learner role's actor, or a test). Includes
 // LibTorch: only the learner's own files include it.
@@ -35,6 +37,9 @@
 
 namespace crucible::learner {
 
+class zero_optimizer;  // zero_optimizer.hpp
+struct zero_state;
+
 // A group of data-parallel ranks (distributed.hpp gives one over LibTorch's
 // c10d). Every rank is handed the same batch and computes gradients on its
 // share of the samples (sample i goes to rank i % world_size); the trainer
@@ -47,6 +52,14 @@ class collective {
   virtual int world_size() const = 0;
   // Sums each tensor across ranks, in place. Errors as values (io, internal).
   virtual status all_reduce_sum(std::vector<torch::Tensor>& tensors) = 0;
+  // ZeRO's two collectives (zero_optimizer.hpp). reduce_scatter_sum: `flat`
+  // (1-D, world_size * k elements, the same length on every rank) summed
+  // across ranks; this rank's k-element slice [rank * k, (rank + 1) * k)
+  // of the sum is returned. all_gather: every rank's k-element `shard`, in
+  // rank order, as one 1-D tensor of world_size * k elements. Both on the
+  // device and dtype of their input. Errors as all_reduce_sum.
+  virtual result<torch::Tensor> reduce_scatter_sum(const torch::Tensor& flat) = 0;
+  virtual result<torch::Tensor> all_gather(const torch::Tensor& shard) = 0;
 };
 
 class trainer {
@@ -82,8 +95,9 @@ class trainer {
   // under LoRA the adapters alone as a PEFT folder step-N/adapter,
   // optimizer state, RNG states, counters, reward window) through a
   // temporary folder renamed into place, then points `dir`/latest at it, so
-  // a kill -9 at any moment leaves the previous checkpoint usable. Only rank
-  // 0 writes. io (naming the file and the OS's reason, e.g. "No space left
+  // a kill -9 at any moment leaves the previous checkpoint usable. Every
+  // rank calls it (under zero_stage 2 the ranks gather AdamW's state, which
+  // goes to optimizer-zero.pt whole); only rank 0 writes. io (naming the file and the OS's reason, e.g. "No space left
   // on device") or internal; a failed save removes its temporary folder and
   // leaves `latest` and the checkpoint it names as they were.
   status save_checkpoint(const std::filesystem::path& dir) const;
@@ -104,7 +118,10 @@ class trainer {
   ~trainer();
 
  private:
-  status write_checkpoint(const std::filesystem::path& tmp) const;  // save_checkpoint's files
+  // save_checkpoint's files; `sharded`: AdamW's state gathered under zero_stage 2, else null.
+  status write_checkpoint(const std::filesystem::path& tmp, const zero_state* sharded) const;
+  // Writes them into a temporary folder, renames it into place and points `latest` at it.
+  status place_checkpoint(const std::filesystem::path& dir, const zero_state* sharded) const;
   // What the optimizer trains: the adapters' parameters under LoRA, else the policy's.
   std::vector<torch::Tensor> trainable() const;
   struct prepared;  // a sample ready for the network (trainer.cpp)
@@ -114,13 +131,18 @@ class trainer {
   // the batch's rewards in order.
   result<std::vector<double>> admit_batch(const std::vector<rollout_group>& batch, step_report& report) const;
   result<step_report> run_batch(std::vector<prepared> samples, step_report report);
+  bool sharded() const;  // zero_stage 2 over a collective of more than one rank
+  torch::optim::AdamWOptions adamw_options() const;
+  void zero_grad();
+  void kept_bytes(step_report& report) const;  // fills gradient_bytes and optimizer_state_bytes
 
   std::shared_ptr<policy::causal_lm> model_;
   std::shared_ptr<policy::causal_lm> reference_;
   bool base_reference_ = false;  // LoRA with kl_beta > 0: the reference is model_ under base_only_scope
   learner_options options_;
   collective* dp_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;  // null under zero_stage 2, which steps zero_ instead
+  std::unique_ptr<zero_optimizer> zero_;            // zero_stage 2 with more than one rank, else null
   reward_window rewards_;
   staleness_gate gate_;
   std::uint64_t version_ = 0;

@@ -4,7 +4,10 @@
 //                 under LoRA instead adapter/, the adapters as a PEFT folder
 //                 (the base is the learner's [learner] policy, unchanged)
 //   reference/    the frozen reference, when there is one
-//   optimizer.pt  AdamW's state (LibTorch archive)
+//   optimizer.pt  AdamW's state (LibTorch archive); under zero_stage 2
+//                 optimizer-zero.pt instead: AdamW's moments over the flat
+//                 parameter vector, whole (gathered from the ranks), and the
+//                 step count, which any number of ranks (one included) reads
 //   rng.pt        LibTorch's default CPU generator state
 //   state.json    version, optimizer steps, reward window, groups started
 // and `latest` (a one-line file) names the newest complete one.
@@ -14,10 +17,13 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "runtime/base/remove_tree.hpp"
 #include "runtime/base/write_file.hpp"
+#include "actors/learner/adamw_state.hpp"
 #include "actors/learner/trainer.hpp"
+#include "actors/learner/zero_optimizer.hpp"
 #include "actors/policy/lora_adapters.hpp"
 
 namespace crucible::learner {
@@ -87,6 +93,33 @@ status save_archive(torch::serialize::OutputArchive& archive, const fs::path& pa
   return write_file(path, bytes.str());
 }
 
+// A whole flat AdamW state (optimizer-zero.pt) into `optimizer`'s
+// per-parameter state, for one process resuming a zero_stage 2 checkpoint.
+status load_flat_state(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& params,
+                       const zero_state& saved, const fs::path& file) {
+  std::int64_t total = 0;
+  for (const auto& p : params) total += p.numel();
+  if (saved.exp_avg.numel() != total || saved.exp_avg_sq.numel() != total)
+    return make_error(errc::corrupt, file.string() + ": AdamW state of " + std::to_string(saved.exp_avg.numel()) +
+                                         " values for " + std::to_string(total) + " trained parameters");
+  auto& state = optimizer.state();
+  using map = std::decay_t<decltype(state)>;
+  std::int64_t offset = 0;
+  for (const auto& p : params) {
+    const auto key = adamw_state_key<map>(p);
+    state.erase(key);
+    if (saved.step > 0) {
+      auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+      fresh->step(saved.step);
+      fresh->exp_avg(saved.exp_avg.narrow(0, offset, p.numel()).view(p.sizes()).to(p.options()).clone());
+      fresh->exp_avg_sq(saved.exp_avg_sq.narrow(0, offset, p.numel()).view(p.sizes()).to(p.options()).clone());
+      state.emplace(key, std::move(fresh));
+    }
+    offset += p.numel();
+  }
+  return status::success();
+}
+
 }  // namespace
 
 result<fs::path> latest_checkpoint_weights(const fs::path& dir) {
@@ -98,7 +131,7 @@ result<fs::path> latest_checkpoint_weights(const fs::path& dir) {
 }
 
 // Everything of a checkpoint into the folder tmp (save_checkpoint renames it).
-status trainer::write_checkpoint(const fs::path& tmp) const {
+status trainer::write_checkpoint(const fs::path& tmp, const zero_state* sharded) const {
   std::error_code ec;
   fs::create_directories(tmp, ec);
   if (ec) return make_error(errc::io, tmp.string() + ": cannot create: " + ec.message());
@@ -108,7 +141,13 @@ status trainer::write_checkpoint(const fs::path& tmp) const {
   else
     CRUCIBLE_TRY(policy::save_causal_lm(*model_, tmp / "policy", exact_dtype(*model_)));
   if (reference_) CRUCIBLE_TRY(policy::save_causal_lm(*reference_, tmp / "reference", exact_dtype(*reference_)));
-  {
+  if (sharded) {
+    torch::serialize::OutputArchive archive;
+    archive.write("exp_avg", sharded->exp_avg);
+    archive.write("exp_avg_sq", sharded->exp_avg_sq);
+    archive.write("step", torch::tensor({sharded->step}, torch::kInt64));
+    CRUCIBLE_TRY(save_archive(archive, tmp / "optimizer-zero.pt"));
+  } else {
     torch::serialize::OutputArchive archive;
     optimizer_->save(archive);
     CRUCIBLE_TRY(save_archive(archive, tmp / "optimizer.pt"));
@@ -130,13 +169,31 @@ status trainer::write_checkpoint(const fs::path& tmp) const {
 }
 
 status trainer::save_checkpoint(const fs::path& dir) const {
-  if (dp_ && dp_->rank() != 0) return status::success();
+  if (!zero_) {
+    if (dp_ && dp_->rank() != 0) return status::success();
+    return place_checkpoint(dir, nullptr);
+  }
+  // zero_stage 2: every rank takes part in the gathering, rank 0 writes, and
+  // every rank learns whether it did, so that none goes on (or reads the
+  // checkpoint back) before it is in place.
+  auto gathered = zero_->gather_state();
+  if (!gathered) return gathered.error();
+  const status written = dp_->rank() == 0 ? place_checkpoint(dir, &*gathered) : status::success();
+  std::vector<torch::Tensor> failed{torch::full({1}, written.ok() ? 0.0 : 1.0, torch::kFloat64)};
+  CRUCIBLE_TRY(dp_->all_reduce_sum(failed));
+  if (!written) return written;
+  if (failed[0].item<double>() > 0)
+    return make_error(errc::io, dir.string() + ": rank 0 could not write the checkpoint (its log says why)");
+  return status::success();
+}
+
+status trainer::place_checkpoint(const fs::path& dir, const zero_state* sharded) const {
   const std::string name = "step-" + std::to_string(optimizer_steps_);
   const fs::path tmp = dir / (name + ".tmp"), final_dir = dir / name;
   remove_tree(tmp);
   status written;
   try {
-    written = write_checkpoint(tmp);
+    written = write_checkpoint(tmp, sharded);
   } catch (const c10::Error& e) {
     written = make_error(errc::internal, dir.string() + ": checkpoint: LibTorch: " + e.what_without_backtrace());
   }
@@ -179,7 +236,22 @@ status trainer::load_checkpoint(const fs::path& dir) try {
       return make_error(errc::corrupt, step->string() + ": kl_beta > 0 but the checkpoint has no reference");
     CRUCIBLE_TRY(load_weights_into(*step / "reference", *reference_));
   }
-  {
+  if (fs::exists(*step / "optimizer-zero.pt")) {
+    // Written under zero_stage 2: the whole state, whatever the ranks that wrote it.
+    torch::serialize::InputArchive archive;
+    archive.load_from((*step / "optimizer-zero.pt").string());
+    zero_state saved;
+    torch::Tensor count;
+    archive.read("exp_avg", saved.exp_avg);
+    archive.read("exp_avg_sq", saved.exp_avg_sq);
+    archive.read("step", count);
+    saved.step = count.item<std::int64_t>();
+    if (zero_) CRUCIBLE_TRY(zero_->load_state(saved));
+    else CRUCIBLE_TRY(load_flat_state(*optimizer_, trainable(), saved, *step / "optimizer-zero.pt"));
+  } else {
+    if (zero_)
+      return make_error(errc::corrupt, step->string() + ": zero_stage is 2 but the checkpoint has no optimizer-zero.pt "
+                                                        "(it was written with zero_stage 0)");
     torch::serialize::InputArchive archive;
     archive.load_from((*step / "optimizer.pt").string());
     optimizer_->load(archive);

@@ -95,6 +95,11 @@ import cache_flush  # noqa: E402  (worker/cache_flush.py: each timed call starts
 import reference_placement  # noqa: E402  (worker/reference_placement.py: the reference's tensors placed after the candidate's)
 
 _mark("imported")
+# Past this point a spare's start runs on the GPU (CUDA's context, the sleep's
+# calibration, the warm-up calls): the evaluator pauses a spare that has
+# this file in its scratch directory while another worker is timed
+# (worker_pool.hpp, quiet_scope).
+open(".imported", "w").close()
 
 # torch.compile's compile workers would be forked processes, which the guard
 # refuses inside candidate code: compile in this process instead.

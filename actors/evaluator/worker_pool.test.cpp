@@ -1,0 +1,78 @@
+// The pool's quiet_scope (worker_pool.hpp): no spare's start runs beside a
+// timed measurement. Real Python workers in real sandboxes.
+#include "actors/evaluator/worker_pool.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+using namespace crucible::evaluator;
+
+namespace {
+
+// The state letter of /proc/PID/stat ('T' stopped, 'S' sleeping, 'R' running).
+char state_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(") ");
+  return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+}
+
+// Whether `want(state)` holds within 10 s (signals are delivered asynchronously).
+template <class Want>
+bool eventually(int pid, Want want) {
+  for (int i = 0; i < 100; ++i) {
+    if (want(state_of(pid))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a spare past its imports is stopped while a worker is timed, goes on after, and serves its task") {
+  auto root = scratch_dir::create(std::filesystem::temp_directory_path(), "crucible-pool-test");
+  REQUIRE(root.ok());
+  worker_recipe recipe;
+  recipe.how.env = worker_environment::defaults();
+  recipe.scratch_root = root->path();
+  worker_pool pool(1, 1);
+  pool.prime(recipe);
+  REQUIRE(pool.spare_pids().size() == 1);
+  const int pid = pool.spare_pids()[0];
+
+  // Until the spare has imported (a Python importing PyTorch: seconds, more
+  // on a busy machine), a quiet scope leaves it alone; once it has, the
+  // scope stops it.
+  bool stopped = false;
+  for (int i = 0; i < 1200 && !stopped; ++i) {
+    {
+      auto quiet = pool.quiet();
+      if (!quiet.stopped().empty()) {
+        CHECK(quiet.stopped() == std::vector<int>{pid});
+        CHECK(eventually(pid, [](char s) { return s == 'T'; }));
+        stopped = true;
+      }
+    }
+    if (!stopped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE_MESSAGE(stopped, "the spare never wrote .imported in 120 s");
+  CHECK(eventually(pid, [](char s) { return s != 'T'; }));  // continued when the scope went
+
+  auto worker = pool.take(recipe);
+  REQUIRE(worker.ok());
+  CHECK(worker->warm);
+  CHECK(worker->session.process().pid() == pid);
+  std::ifstream task(std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "configs/tasks/cpu/scale_relu/task.py");
+  std::stringstream source;
+  source << task.rdbuf();
+  const std::uint64_t probes[] = {1};
+  auto loaded = worker->session.load_task(source.str(), "crucible_task", 1, "cpu", 1, probes,
+                                          clock_type::now() + std::chrono::seconds(120));
+  REQUIRE_MESSAGE(loaded.ok(), loaded.error().text());
+  CHECK_MESSAGE(loaded->ok, loaded->error);
+  worker->session.shutdown();
+}
