@@ -93,6 +93,7 @@ status read(section s, learner::learner_options& out) {
   CRUCIBLE_TRY(s.read("micro_batches", out.micro_batches));
   CRUCIBLE_TRY(s.read("bf16_autocast", out.bf16_autocast));
   CRUCIBLE_TRY(s.read("zero_stage", out.zero_stage));
+  CRUCIBLE_TRY(s.read("activation_checkpointing", out.activation_checkpointing));
   CRUCIBLE_TRY(s.read("seed", out.seed));
   CRUCIBLE_TRY(s.read("lora_rank", out.lora.rank));
   CRUCIBLE_TRY(s.read("lora_alpha", out.lora.alpha));

@@ -58,6 +58,10 @@ struct learner_options {
   // each rank keeps AdamW's state and the summed gradient of its 1/world
   // slice of the trained parameters (zero_optimizer.hpp). Default 0.
   std::uint64_t zero_stage = 0;
+  // Each decoder layer's activations recomputed in the backward pass instead
+  // of kept from the forward (policy/activation_checkpoint.hpp): less memory
+  // for one more forward of every layer; the same gradients. Default false.
+  bool activation_checkpointing = false;
   std::uint64_t seed = 0;              // LibTorch's RNGs are seeded with it; default 0
   // LoRA (policy/lora.hpp): with lora.rank > 0 the base is frozen and only
   // adapters on lora.targets are trained; the KL reference is the base

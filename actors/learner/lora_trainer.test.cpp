@@ -269,3 +269,58 @@ TEST_CASE("a LoRA publication is the adapters alone: a PEFT folder, or chunks wh
 
 }  // namespace
 }  // namespace crucible::learner
+
+namespace crucible::learner {
+namespace {
+
+// One GRPO step of `options` on the tiny policy (seed 11) and fixed groups:
+// the trained tensors after it (the adapters' under LoRA, else the policy's).
+std::vector<torch::Tensor> one_step(const learner_options& options) {
+  torch::set_num_threads(1);
+  auto model = testing::tiny_policy(11);
+  auto sampler = frozen_copy(*model);
+  auto t = trainer::create(model, nullptr, options);
+  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  auto groups = testing::sample_groups(*sampler, 0, 5);
+  auto report = (*t)->train_grpo(groups);
+  REQUIRE_MESSAGE(report.ok(), report.error().text());
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->adapters() ? model->adapters()->parameters() : model->parameters())
+    out.push_back(p.detach().clone());
+  return out;
+}
+
+}  // namespace
+
+// Activation checkpointing changes what is kept, not what is computed: the
+// layers run again in the backward pass on the same inputs, RNG states and
+// dropout mode, so the step is the plain one, bit for bit on the CPU (the
+// same kernels on the same values). With LoRA dropout the masks must be
+// drawn again identically, which a recomputation without the RNG states
+// would not do.
+TEST_CASE("activation checkpointing takes the plain step exactly, full-weight and under LoRA with dropout") {
+  auto options = testing::tiny_options();
+  options.kl_beta = 0.05;
+  for (const bool lora : {false, true}) {
+    CAPTURE(lora);
+    if (lora) {
+      options.lora.rank = 4;
+      options.lora.alpha = 8;
+      options.lora.dropout = 0.3;
+    }
+    options.activation_checkpointing = false;
+    const auto plain = one_step(options);
+    options.activation_checkpointing = true;
+    const auto checkpointed = one_step(options);
+    REQUIRE(plain.size() == checkpointed.size());
+    double moved = 0;
+    const auto before = lora ? std::vector<torch::Tensor>{} : testing::tiny_policy(11)->parameters();
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      CHECK(torch::equal(plain[i], checkpointed[i]));
+      if (!before.empty()) moved = std::max(moved, (plain[i] - before[i]).abs().max().item<double>());
+    }
+    if (!lora) CHECK(moved > 1e-4);  // the step moved the weights
+  }
+}
+
+}  // namespace crucible::learner

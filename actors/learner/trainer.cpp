@@ -258,6 +258,7 @@ result<std::unique_ptr<trainer>> trainer::create(std::shared_ptr<policy::causal_
     // Under LoRA the reference is the base without adapters: no copy.
     if (options.kl_beta > 0 && !reference && !lora) reference = frozen_copy(*model);
     if (options.kl_beta == 0) reference.reset();
+    model->set_activation_checkpointing(options.activation_checkpointing);
     for (auto& p : model->parameters()) p.set_requires_grad(!lora);
     if (lora)
       for (auto& p : model->adapters()->parameters()) p.set_requires_grad(true);

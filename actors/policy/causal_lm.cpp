@@ -11,6 +11,7 @@
 #include <utility>
 #include <sstream>
 
+#include "actors/policy/activation_checkpoint.hpp"
 #include "actors/policy/checkpoint_weights.hpp"
 #include "actors/policy/lora_adapters.hpp"
 #include "actors/policy/parameter_tree.hpp"
@@ -229,16 +230,21 @@ torch::Tensor causal_lm::hidden_states(const torch::Tensor& input_ids, const tor
   if (!cache && device_.is_cuda() && tokens > 1 && key_mask.to(torch::kBool).all().item<bool>()) mask = torch::Tensor();
 #endif
 
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    auto& layer = *layers_[i];
-    x = x + attention(layer, rms_norm(x, layer.input_norm, config_.rms_norm_eps), cos, sin, mask, cache, i);
-    auto h = rms_norm(x, layer.post_norm, config_.rms_norm_eps);
-    auto act = torch::silu(project(i, 4, h, layer.gate_w, layer.gate_b)) * project(i, 5, h, layer.up_w, layer.up_b);
-    x = x + project(i, 6, act, layer.down_w, layer.down_b);
-  }
+  const bool checkpointed = checkpointing_ && !cache && torch::GradMode::is_enabled();
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    x = checkpointed ? checkpointed_layer(*this, i, x, cos, sin, mask) : layer(i, x, cos, sin, mask, cache);
   if (cache) cache->length = keys;
   (void)batch;
   return rms_norm(x, final_norm_, config_.rms_norm_eps);
+}
+
+torch::Tensor causal_lm::layer(std::size_t i, const torch::Tensor& x_in, const torch::Tensor& cos,
+                               const torch::Tensor& sin, const torch::Tensor& mask, kv_cache* cache) {
+  auto& l = *layers_[i];
+  auto x = x_in + attention(l, rms_norm(x_in, l.input_norm, config_.rms_norm_eps), cos, sin, mask, cache, i);
+  auto h = rms_norm(x, l.post_norm, config_.rms_norm_eps);
+  auto act = torch::silu(project(i, 4, h, l.gate_w, l.gate_b)) * project(i, 5, h, l.up_w, l.up_b);
+  return x + project(i, 6, act, l.down_w, l.down_b);
 }
 
 torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x, const torch::Tensor& cos,

@@ -68,6 +68,18 @@ class causal_lm : public torch::nn::Module {
   // Attention is causal within the call and over everything already cached.
   torch::Tensor hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
                               const torch::Tensor& key_mask, kv_cache* cache = nullptr);
+  // One decoder layer (hidden_states's loop body): x plus attention, plus
+  // the MLP, with the cache as hidden_states. The checkpointed layer
+  // (activation_checkpoint.hpp) calls it again in the backward pass.
+  torch::Tensor layer(std::size_t index, const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                      const torch::Tensor& mask, kv_cache* cache = nullptr);
+  // Activation checkpointing ([learner] activation_checkpointing): forward
+  // passes that record gradients, without a cache, keep each layer's input
+  // alone and run the layer again in the backward pass
+  // (activation_checkpoint.hpp). Default off. Not while a forward pass runs.
+  void set_activation_checkpointing(bool on) { checkpointing_ = on; }
+  bool activation_checkpointing() const { return checkpointing_; }
+
   // lm_head applied to hidden states, in fp32: [..., vocab].
   torch::Tensor logits(const torch::Tensor& hidden) const;
   // The same before the cast to fp32: bf16 under autocast or with bf16
@@ -149,6 +161,7 @@ class causal_lm : public torch::nn::Module {
   torch::Tensor final_norm_;
   torch::Tensor lm_head_;  // == embed_tokens_ when tied
   std::shared_ptr<lora_adapters> adapters_;  // null: none
+  bool checkpointing_ = false;               // set_activation_checkpointing
   std::mutex runners_mutex_;
   std::vector<std::shared_ptr<decode_runner>> idle_runners_;  // guarded by runners_mutex_; most recent last
 };
