@@ -96,9 +96,11 @@ class trainer {
   // optimizer state, RNG states, counters, reward window) through a
   // temporary folder renamed into place, then points `dir`/latest at it, so
   // a kill -9 at any moment leaves the previous checkpoint usable. Every
-  // rank calls it (under zero_stage 2 the ranks gather AdamW's state, which
-  // goes to optimizer-zero.pt whole); only rank 0 writes. io (naming the file and the OS's reason, e.g. "No space left
-  // on device") or internal; a failed save removes its temporary folder and
+  // rank calls it; only rank 0 writes (under zero_stage 2 the ranks first
+  // gather AdamW's state, which goes to optimizer-zero.pt whole, and every
+  // rank returns once it is in place, with rank 0's error if it failed).
+  // io (naming the file and the OS's reason, e.g. "No space left on
+  // device") or internal; a failed save removes its temporary folder and
   // leaves `latest` and the checkpoint it names as they were.
   status save_checkpoint(const std::filesystem::path& dir) const;
   // Restores the state of the checkpoint `dir`/latest names into this
