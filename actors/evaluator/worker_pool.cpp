@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "runtime/base/compute_tuning.hpp"
 
@@ -56,6 +57,13 @@ std::vector<int> worker_pool::spare_pids() const {
 }
 
 worker_pool::quiet_scope worker_pool::quiet() {
+  // .hold first, then .imported: the worker writes .imported first, then
+  // looks for .hold, so no spare passes between the two (worker_pool.hpp).
+  std::vector<std::filesystem::path> holds;
+  for (auto& s : spares_) {
+    auto hold = s.scratch.path() / ".hold";
+    if (std::ofstream(hold)) holds.push_back(std::move(hold));
+  }
   std::vector<int> stopped;
   for (auto& s : spares_) {
     std::error_code ec;
@@ -64,10 +72,12 @@ worker_pool::quiet_scope worker_pool::quiet() {
         ::kill(-pid, SIGSTOP) == 0)
       stopped.push_back(pid);
   }
-  return quiet_scope(std::move(stopped));
+  return quiet_scope(std::move(stopped), std::move(holds));
 }
 
 worker_pool::quiet_scope::~quiet_scope() {
+  std::error_code ec;
+  for (const auto& hold : holds_) std::filesystem::remove(hold, ec);
   for (int pid : stopped_) ::kill(-pid, SIGCONT);
 }
 

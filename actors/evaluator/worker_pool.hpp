@@ -21,13 +21,21 @@
 // pass whose spares started beside the timed rounds settled a folded GEMM
 // at 1.25-1.31 against 1.38-1.40 cold, and took up to 4,183 rounds where
 // the cold pass took 531 (docs/benchmarks.md). A spare still importing
-// (CPU only, on other cores) goes on.
+// (CPU only, on other cores) goes on, and waits at the end of its imports
+// while the scope lasts: the scope writes .hold in every spare's scratch
+// directory before it looks for .imported, and the worker writes .imported
+// before it looks for .hold (sandbox_worker.py, warm_up), so a spare that
+// imports inside the scope is either stopped or waits. Without the wait,
+// a spare that finished importing during a long measurement started on
+// the GPU beside it (the H200's L2-14 rewrite again: 1.29 against 1.39 and
+// 1.40, 6,023 rounds).
 //
 // Who calls it: evaluator::evaluate (evaluate.cpp), one pool per evaluator,
 // from the evaluator's one thread. Not thread-safe.
 #pragma once
 
 #include <deque>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,13 +81,18 @@ class worker_pool {
   // The spares' pids (nvidia-smi lists them on the evaluator's own GPU).
   std::vector<int> spare_pids() const;
 
-  // While one lives, the spares past their imports are stopped; they go on
-  // when it goes. evaluate.cpp holds one around a worker's timed rounds.
+  // While one lives, the spares past their imports are stopped and the
+  // others wait at the end of theirs; all go on when it goes. evaluate.cpp
+  // holds one around a worker's timed rounds.
   class quiet_scope {
    public:
-    explicit quiet_scope(std::vector<int> stopped) : stopped_(std::move(stopped)) {}
+    quiet_scope(std::vector<int> stopped, std::vector<std::filesystem::path> holds)
+        : stopped_(std::move(stopped)), holds_(std::move(holds)) {}
     ~quiet_scope();
-    quiet_scope(quiet_scope&& o) noexcept : stopped_(std::move(o.stopped_)) { o.stopped_.clear(); }
+    quiet_scope(quiet_scope&& o) noexcept : stopped_(std::move(o.stopped_)), holds_(std::move(o.holds_)) {
+      o.stopped_.clear();
+      o.holds_.clear();
+    }
     quiet_scope(const quiet_scope&) = delete;
     quiet_scope& operator=(const quiet_scope&) = delete;
     quiet_scope& operator=(quiet_scope&&) = delete;
@@ -87,6 +100,7 @@ class worker_pool {
 
    private:
     std::vector<int> stopped_;
+    std::vector<std::filesystem::path> holds_;  // the .hold files written
   };
   quiet_scope quiet();
 

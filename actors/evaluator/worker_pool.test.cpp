@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -74,5 +75,60 @@ TEST_CASE("a spare past its imports is stopped while a worker is timed, goes on 
                                           clock_type::now() + std::chrono::seconds(120));
   REQUIRE_MESSAGE(loaded.ok(), loaded.error().text());
   CHECK_MESSAGE(loaded->ok, loaded->error);
+  worker->session.shutdown();
+}
+
+TEST_CASE("a spare that finishes its imports while a worker is timed waits for the timing to end") {
+  auto root = scratch_dir::create(std::filesystem::temp_directory_path(), "crucible-pool-test");
+  REQUIRE(root.ok());
+  worker_recipe recipe;
+  recipe.how.env = worker_environment::defaults();
+  recipe.scratch_root = root->path();
+  worker_pool pool(1, 1);
+  pool.prime(recipe);
+  REQUIRE(pool.spare_pids().size() == 1);
+
+  // The scope begins while the spare still imports PyTorch (seconds), so it
+  // is not stopped; it must then wait at the end of its imports until the
+  // scope goes, 2 s after .imported appeared.
+  std::optional<std::filesystem::path> imported;
+  {
+    auto quiet = pool.quiet();
+    REQUIRE(quiet.stopped().empty());
+    for (int i = 0; i < 1200 && !imported; ++i) {
+      for (const auto& dir : std::filesystem::directory_iterator(root->path()))
+        if (std::filesystem::exists(dir.path() / ".imported")) imported = dir.path() / ".imported";
+      if (!imported) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE_MESSAGE(imported, "the spare never wrote .imported in 120 s");
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+
+  // Its timeline ("worker imported=A ready=B ...", seconds since its
+  // interpreter started): ready came at least 2 s after imported. Without
+  // the wait a CPU worker is ready a few milliseconds after its imports.
+  auto worker = pool.take(recipe);
+  REQUIRE(worker.ok());
+  CHECK(worker->warm);
+  std::ifstream task(std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "configs/tasks/cpu/scale_relu/task.py");
+  std::stringstream source;
+  source << task.rdbuf();
+  const std::uint64_t probes[] = {1};
+  auto loaded = worker->session.load_task(source.str(), "crucible_task", 1, "cpu", 1, probes,
+                                          clock_type::now() + std::chrono::seconds(120));
+  REQUIRE_MESSAGE(loaded.ok(), loaded.error().text());
+  REQUIRE_MESSAGE(loaded->ok, loaded->error);
+  double imported_s = -1, ready_s = -1;
+  for (const auto& line : loaded->info)
+    if (line.rfind("worker ", 0) == 0) {
+      const auto i = line.find("imported="), r = line.find("ready=");
+      REQUIRE(i != std::string::npos);
+      REQUIRE(r != std::string::npos);
+      imported_s = std::stod(line.substr(i + 9));
+      ready_s = std::stod(line.substr(r + 6));
+    }
+  INFO("imported at " << imported_s << " s, ready at " << ready_s << " s");
+  REQUIRE(imported_s >= 0);
+  CHECK(ready_s - imported_s >= 2.0);
   worker->session.shutdown();
 }

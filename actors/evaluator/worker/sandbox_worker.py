@@ -97,8 +97,9 @@ import reference_placement  # noqa: E402  (worker/reference_placement.py: the re
 _mark("imported")
 # Past this point a spare's start runs on the GPU (CUDA's context, the sleep's
 # calibration, the warm-up calls): the evaluator pauses a spare that has
-# this file in its scratch directory while another worker is timed
-# (worker_pool.hpp, quiet_scope).
+# this file in its scratch directory while another worker is timed, and a
+# spare that gets here while one is timed waits (warm_up, .hold;
+# worker_pool.hpp, quiet_scope).
 open(".imported", "w").close()
 
 # torch.compile's compile workers would be forked processes, which the guard
@@ -1118,7 +1119,11 @@ def warm_up():
     """Before the first request, while the worker waits as a warm spare
     (worker_pool.hpp): torch's own patches installed, the GPU initialised
     and the device clock's sleep calibrated, before any task or candidate
-    exists."""
+    exists. It first waits while the evaluator times another worker (the
+    file .hold in the scratch directory, written after .imported above:
+    worker_pool.hpp, quiet_scope)."""
+    while os.path.exists(".hold"):
+        time.sleep(0.01)
     install_torch_patches()
     if os.environ.get("CUDA_VISIBLE_DEVICES") and torch.cuda.is_available():
         torch.zeros(1, device="cuda")
