@@ -167,7 +167,9 @@ std::optional<pass_result> run_pass(evaluator& ev, const std::vector<std::pair<i
 void print_pass(const pass_result& r, const protocol_options& protocol, const std::string& device, evaluator& ev) {
   std::cout << fmt::format("protocol `{}` on {}, {} evaluations in {:.1f} s, one worker core, sequential, {}\n\n",
                            protocol.name, device, r.all.size(), r.wall,
-                           ev.options().warm_spares + ev.options().warm_spares_gpu ? "warm spare workers" : "cold start");
+                           (device.rfind("cuda", 0) == 0 ? ev.options().warm_spares_gpu : ev.options().warm_spares)
+                               ? "warm spare workers"
+                               : "cold start");
   std::cout << "| status | evaluations | median s | mean s |\n|---|---|---|---|\n";
   for (auto& [status, s] : r.seconds_by_status) {
     double sum = 0;
@@ -201,6 +203,7 @@ int main(int argc, char** argv) {
   int repeat = 1;
   std::size_t prefetch = 2;
   bool compare_cold = false;
+  evaluator_options opt;
   std::vector<std::string> variants{"faster", "equal", "slower", "incorrect", "crashing", "hanging", "not_compiling"};
   app.add_option("--protocol", protocol_name)->capture_default_str();
   app.add_option("--repeat", repeat)->capture_default_str();
@@ -214,6 +217,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--compare-cold", compare_cold,
                "Run the jobs with cold-started workers, then with warm spares, and print the speedup");
+  app.add_option("--spares", opt.warm_spares, "Warm spare workers kept for a CPU device (0: the cold start)")
+      ->capture_default_str();
+  app.add_option("--gpu-spares", opt.warm_spares_gpu, "Warm spare workers kept for a GPU (0: the cold start)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   auto protocol = protocol_by_name(protocol_name);
@@ -222,7 +229,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::optional<scratch_dir> fresh_cache;
-  evaluator_options opt;
   if (cache_dir.empty()) {
     auto d = scratch_dir::create(fs::temp_directory_path() / "crucible-bench-eval", "cache");
     if (!d) return 2;

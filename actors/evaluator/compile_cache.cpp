@@ -136,7 +136,8 @@ std::vector<std::string> compile_cache::worker_env() {
 
 result<compile_outcome> compile_cache::prepare(const std::string& source, const std::string& task_source,
                                                const worker_environment& env,
-                                               const std::filesystem::path& scratch_root) {
+                                               const std::filesystem::path& scratch_root,
+                                               const std::vector<int>& cores) {
   compile_outcome out;
   out.needed = needs_compile(source);
   if (!out.needed) return out;
@@ -172,6 +173,7 @@ result<compile_outcome> compile_cache::prepare(const std::string& source, const 
   how.scratch = scratch->path();
   how.writable = {entry};
   how.limits = options_.limits;
+  if (!cores.empty()) how.limits.cores = cores;
   how.cuda_visible_devices = "";
   how.extra_env = worker_env();
   how.extra_env.push_back("MAX_JOBS=2");

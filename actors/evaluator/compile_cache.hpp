@@ -21,6 +21,7 @@
 #include <semaphore>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "actors/evaluator/sandbox.hpp"
 #include "actors/evaluator/worker_session.hpp"
@@ -83,9 +84,12 @@ class compile_cache {
   // Compiles the candidate if needed and not cached. scratch_root holds the
   // compile process's scratch directory. Errors: io (cache directory or the
   // process could not be made); a failed compile is an outcome, not an error.
-  // task_source: the candidate's task, for stage 1 (may be empty).
+  // task_source: the candidate's task, for stage 1 (may be empty). cores:
+  // where the compile process runs (cpu_stage: beside the measuring cores);
+  // empty keeps the options' limits.
   result<compile_outcome> prepare(const std::string& source, const std::string& task_source,
-                                  const worker_environment& env, const std::filesystem::path& scratch_root);
+                                  const worker_environment& env, const std::filesystem::path& scratch_root,
+                                  const std::vector<int>& cores = {});
 
   // Environment of every worker that builds or imports extensions (the
   // compile pool's and the timing worker's), so that both compute the same

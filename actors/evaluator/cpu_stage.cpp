@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "actors/evaluator/cores_beside.hpp"
 #include "actors/evaluator/syntax_check.hpp"
 
 namespace crucible::evaluator {
@@ -21,8 +22,8 @@ cpu_stage::cpu_stage(std::shared_ptr<compile_cache> cache, worker_environment en
                      std::filesystem::path scratch_root)
     : cache_(std::move(cache)), env_(std::move(env)), limits_(std::move(limits)),
       scratch_root_(std::move(scratch_root)) {
-  // The syntax check is a bare interpreter: any core but the measuring ones.
-  limits_.cores.clear();
+  // The syntax check and the compiles: any core but the measuring ones.
+  limits_.cores = cores_beside(limits_.cores);
 }
 
 cpu_stage::~cpu_stage() {
@@ -37,7 +38,7 @@ cpu_verdict cpu_stage::run(const std::string& candidate_source, const std::strin
   v.syntax_s = seconds_since(t);
   if (v.syntax && *v.syntax) return v;
   t = std::chrono::steady_clock::now();
-  v.compiled = cache_->prepare(candidate_source, task_source, env_, scratch_root_);
+  v.compiled = cache_->prepare(candidate_source, task_source, env_, scratch_root_, limits_.cores);
   v.compile_s = seconds_since(t);
   return v;
 }

@@ -6,22 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/base/compute_tuning.hpp"
+#include "actors/evaluator/cores_beside.hpp"
 
 namespace crucible::evaluator {
-namespace {
-
-// The cores a spare imports on: those this process may use minus the
-// measuring ones, or the measuring ones where nothing else is left.
-std::vector<int> spare_cores(const std::vector<int>& measuring) {
-  if (measuring.empty()) return {};
-  std::vector<int> other;
-  for (int c : allowed_cores())
-    if (std::find(measuring.begin(), measuring.end(), c) == measuring.end()) other.push_back(c);
-  return other.empty() ? measuring : other;
-}
-
-}  // namespace
 
 bool worker_recipe::same_as(const worker_recipe& o) const {
   const auto& a = how.limits;
@@ -88,7 +75,7 @@ void worker_pool::top_up(const worker_recipe& recipe, unsigned at_most) {
   spare_recipe_ = recipe;
   const unsigned want = recipe.how.cuda_visible_devices.empty() ? cpu_spares_ : gpu_spares_;
   for (unsigned i = 0; i < at_most && spares_.size() < want; ++i) {
-    auto next = start(recipe, spare_cores(recipe.how.limits.cores));
+    auto next = start(recipe, cores_beside(recipe.how.limits.cores));
     if (!next) break;
     spares_.push_back(std::move(next.value()));
   }
