@@ -170,12 +170,15 @@ learner_actor::behavior_type learner_behavior(learner_pointer self, std::shared_
         if (auto v = e.train->gate().trained_in(group.group_id)) return learner_reply{true, trained_text(*v), {}};
         if (auto s = e.train->gate().admit(group, e.train->version()); !s)
           return learner_reply{false, s.error().text(), {}};
+        e.train->gate().arrived(group.rollout, group.number);
         auto promise = self->make_response_promise<learner_reply>();
         self->state.pending.emplace_back(group, promise);
         train_pending(self);
         return promise;
       },
-      [self](start_atom, std::uint64_t rollout_version) { return self->state.e->train->gate().try_start(rollout_version); },
+      [self](start_atom, const std::string& rollout, std::uint64_t number, std::uint64_t rollout_version) {
+        return self->state.e->train->gate().try_start(rollout, number, rollout_version);
+      },
       [self](latest_atom) { return self->state.e->latest; },
       [self](chunk_atom, std::uint64_t version, std::uint32_t index) -> learner_reply {
         const auto& e = *self->state.e;

@@ -46,7 +46,7 @@ struct learner_reply {
 
 using learner_actor = caf::typed_actor<
     caf::replies_to<group_atom, rollout_group>::with<learner_reply>,
-    caf::replies_to<start_atom, std::uint64_t>::with<bool>,
+    caf::replies_to<start_atom, std::string, std::uint64_t, std::uint64_t>::with<bool>,
     caf::replies_to<latest_atom>::with<publication>,
     caf::replies_to<chunk_atom, std::uint64_t, std::uint32_t>::with<learner_reply>>;
 

@@ -108,18 +108,81 @@ TEST_CASE("a group older than max_staleness versions is not admitted, and the er
   CHECK(gate.admit(group_of(6), 5).error().code == errc::invalid_argument);
 }
 
-TEST_CASE("a rollout may start groups while they would be trained within max_staleness, then waits") {
+TEST_CASE("rollouts may start groups while they would be trained within max_staleness, then wait") {
   staleness_gate gate(1, 2);  // max_staleness 1, 2 groups per batch
-  // At version 0 a rollout may start (0 + 1 + 1) * 2 = 4 groups (trained at versions 0 and 1).
-  for (int i = 0; i < 4; ++i) CHECK(gate.try_start(0));
-  CHECK_FALSE(gate.try_start(0));
-  // With the weights of version 1 it may start 2 more.
-  CHECK(gate.try_start(1));
-  CHECK(gate.try_start(1));
-  CHECK_FALSE(gate.try_start(1));
-  gate.cancel_start();
-  CHECK(gate.try_start(1));
-  CHECK(gate.started() == 6);
+  // At version 0, (0 + 1 + 1) * 2 = 4 groups may be held (trained at versions 0 and 1).
+  for (int r = 0; r < 4; ++r) CHECK(gate.try_start("r" + std::to_string(r), 0, 0));
+  CHECK_FALSE(gate.try_start("r4", 0, 0));
+  // Two arrive and are trained (version 1); their rollouts ask for their next.
+  gate.arrived("r0", 0);
+  gate.arrived("r1", 0);
+  gate.trained(2);
+  CHECK(gate.held() == 4);
+  CHECK_FALSE(gate.try_start("r4", 0, 0));  // still at version 0: no room
+  // With the weights of version 1, 2 more: r0's and r1's next groups.
+  CHECK(gate.try_start("r0", 1, 1));
+  CHECK(gate.try_start("r1", 1, 1));
+  CHECK_FALSE(gate.try_start("r4", 0, 1));
+  CHECK(gate.held() == 6);
+}
+
+TEST_CASE("a rollout's place is one, whatever it asks: restarted, given up or answered twice, it never closes the gate") {
+  staleness_gate gate(0, 2);  // max_staleness 0, 2 groups per batch: 2 places at version 0
+  CHECK(gate.try_start("a", 7, 0));
+  // Killed before its group arrived, restarted: it asks for group 7 again
+  // (its state file says 7), and again (its first answer was lost).
+  for (int i = 0; i < 50; ++i) CHECK(gate.try_start("a", 7, 0));
+  CHECK(gate.held() == 1);
+  // Group 7 had no settled sample and was not sent: it asks for 8.
+  CHECK(gate.try_start("a", 8, 0));
+  CHECK(gate.held() == 1);
+  // So the other rollout still fits; a third does not.
+  CHECK(gate.try_start("b", 0, 0));
+  CHECK_FALSE(gate.try_start("c", 0, 0));
+  // Asking for its next group releases a rollout's last place before the
+  // answer: a's 9 takes the place of its 8.
+  CHECK(gate.try_start("a", 9, 0));
+  CHECK(gate.held() == 2);
+  // 100 kills of a and b between their start and their group's arrival,
+  // each followed by the same ask: the two groups still arrive and train.
+  for (int i = 0; i < 100; ++i) {
+    CHECK(gate.try_start(i % 2 ? "a" : "b", i % 2 ? 9 : 0, 0));
+  }
+  gate.arrived("a", 9);
+  gate.arrived("b", 0);
+  gate.trained(2);
+  CHECK(gate.held() == 2);
+  CHECK(gate.try_start("a", 10, 1));
+  CHECK(gate.try_start("b", 1, 1));
+}
+
+TEST_CASE("a place its rollout never asks for again is dropped after the lease") {
+  using namespace std::chrono_literals;
+  staleness_gate gate(0, 1, 10min);  // 1 group may be held at version 0
+  const auto t0 = staleness_gate::clock::now();
+  CHECK(gate.try_start("gone", 3, 0, t0));  // its node then dies for good
+  CHECK_FALSE(gate.try_start("other", 0, 0, t0 + 9min));
+  CHECK(gate.try_start("other", 0, 0, t0 + 11min));
+  // Asking again renews a place: "other" holds it past the first lease.
+  CHECK(gate.try_start("other", 0, 0, t0 + 20min));
+  CHECK_FALSE(gate.try_start("gone", 3, 0, t0 + 29min));
+}
+
+TEST_CASE("learner.start reads back what the rollout wrote, and bad text names what is wrong") {
+  auto s = start_from(start_text({12, 40, "rollout 2"}));
+  REQUIRE(s.ok());
+  CHECK(s->version == 12);
+  CHECK(s->number == 40);
+  CHECK(s->rollout == "rollout 2");
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"", "the rollout's version"}, {"12", "the group's number"}, {"x 1 r", "the rollout's version"},
+           {"12 4x r", "the group's number"}, {"12 40", "no rollout name"}, {"12 40 ", "no rollout name"}}) {
+    auto bad = start_from(text);
+    INFO(text);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == errc::invalid_argument);
+    CHECK(bad.error().message.find(says) != std::string::npos);
+  }
 }
 
 TEST_CASE("a group trained before a restart is known to the restored gate with its version, so it is not trained twice") {
@@ -135,7 +198,7 @@ TEST_CASE("a group trained before a restart is known to the restored gate with i
   CHECK(restored.trained_in("ro/g0-v0") == std::optional<std::uint64_t>(1));
   CHECK(restored.trained_in("other/g0-v1") == std::optional<std::uint64_t>(2));
   CHECK_FALSE(restored.trained_in("ro/g3-v1"));
-  CHECK(restored.started() == 4);
+  CHECK(restored.held() == 4);
 }
 
 TEST_CASE("the gate remembers the groups of the last remembered_versions versions only") {
@@ -151,19 +214,18 @@ TEST_CASE("the gate remembers the groups of the last remembered_versions version
   CHECK_FALSE(gate.trained_in("ro/g1"));
 }
 
-TEST_CASE("a restored gate counts only trained groups as started, so groups started again after a crash fit") {
+TEST_CASE("a restored gate holds only trained groups, so the groups that come again after a crash fit") {
   staleness_gate gate(2, 2);
-  for (int i = 0; i < 6; ++i) CHECK(gate.try_start(0));  // (0 + 2 + 1) * 2
-  CHECK_FALSE(gate.try_start(0));
-  gate.trained(2);  // version 1 trained on two of them; the process dies with four started
+  for (int r = 0; r < 6; ++r) CHECK(gate.try_start("r" + std::to_string(r), 0, 0));  // (0 + 2 + 1) * 2
+  CHECK_FALSE(gate.try_start("r6", 0, 0));
+  for (int r = 0; r < 4; ++r) gate.arrived("r" + std::to_string(r), 0);
+  gate.trained(2);  // version 1 trained on two of them; the process dies with 2 waiting and 2 places
   staleness_gate restored(2, 2);
   restored.restore(gate.trained());
-  CHECK(restored.started() == 2);
-  // The four started and not trained come again at version 1: all fit.
-  for (int i = 0; i < 4; ++i) CHECK(restored.try_start(1));
-  CHECK(restored.try_start(1));
-  CHECK(restored.try_start(1));
-  CHECK_FALSE(restored.try_start(1));  // (1 + 2 + 1) * 2
+  CHECK(restored.held() == 2);
+  // The four not trained come again at version 1, and two more fit.
+  for (int r = 2; r < 8; ++r) CHECK(restored.try_start("r" + std::to_string(r), 0, 1));
+  CHECK_FALSE(restored.try_start("r8", 0, 1));  // (1 + 2 + 1) * 2
 }
 
 TEST_CASE("a step report is one JSON line with every metric") {

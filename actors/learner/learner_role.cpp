@@ -67,10 +67,11 @@ class learner_handler final : public node::job_handler {
     }
     const auto numbers = numbers_of(job.payload);
     if (job.kind == "learner.start") {
-      if (numbers.size() != 1) return done(msg::JobStatus::Failed, {}, "learner.start needs the rollout's version as text");
+      auto start = start_from(std::string_view(reinterpret_cast<const char*>(job.payload.data()), job.payload.size()));
+      if (!start) return done(msg::JobStatus::Failed, {}, start.error().text());
       node::ask<bool>(
           sys_, actor_, [done](bool go) { done(msg::JobStatus::Ok, text_bytes(go ? "go" : "wait"), {}); }, fail,
-          start_atom::value, numbers[0]);
+          start_atom::value, start->rollout, start->number, start->version);
       return;
     }
     if (job.kind == "learner.latest") {

@@ -3,7 +3,8 @@
 //   learner.group   RolloutGroup -> "trained in version N" (answered once
 //                   the group's batch is trained; Failed with the reason
 //                   when the group is not admitted, e.g. too stale)
-//   learner.start   text "V" (the rollout's version) -> "go" or "wait"
+//   learner.start   text "V N ROLLOUT" (the rollout's version, its group's
+//                   number, its name) -> "go" or "wait" (admission.hpp)
 //   learner.latest  anything -> PolicyPublication of the latest version
 //   learner.chunk   text "V I" -> PolicyChunk I of version V
 // and announces every version as a PolicyPublication event followed (chunk

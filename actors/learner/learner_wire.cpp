@@ -17,6 +17,8 @@ result<rollout_group> group_from(const msg::RolloutGroup& wire) {
   rollout_group g;
   g.group_id = std::string(messages::str(wire.group_id()));
   g.task_id = std::string(messages::str(wire.task_id()));
+  g.rollout = std::string(messages::str(wire.rollout()));
+  g.number = wire.number();
   g.policy_version = wire.policy_version();
   if (!wire.samples() || wire.samples()->size() == 0)
     return make_error(errc::invalid_argument, "RolloutGroup " + g.group_id + ": no samples");
@@ -55,7 +57,8 @@ flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilde
                                         fbb.CreateVector(s.token_versions)));
   }
   return msg::CreateRolloutGroup(fbb, fbb.CreateString(group.group_id), fbb.CreateString(group.task_id),
-                                 fbb.CreateString(rollout), group.policy_version, fbb.CreateVector(samples));
+                                 fbb.CreateString(rollout), group.policy_version, fbb.CreateVector(samples),
+                                 group.number);
 }
 
 namespace {
@@ -63,6 +66,32 @@ constexpr std::string_view trained_prefix = "trained in version ";
 }  // namespace
 
 std::string trained_text(std::uint64_t version) { return std::string(trained_prefix) + std::to_string(version); }
+
+std::string start_text(const start_request& s) {
+  return std::to_string(s.version) + " " + std::to_string(s.number) + " " + s.rollout;
+}
+
+result<start_request> start_from(std::string_view text) {
+  start_request out;
+  const std::string_view all = text;
+  auto number = [&](const char* what, std::uint64_t& v) -> status {
+    const auto space = text.find(' ');
+    const auto word = text.substr(0, space);
+    auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (word.empty() || ec != std::errc() || end != word.data() + word.size())
+      return make_error(errc::invalid_argument, "learner.start \"" + std::string(all.substr(0, 80)) + "\": " + what +
+                                                    " is not a number (\"VERSION NUMBER ROLLOUT\")");
+    text.remove_prefix(space == std::string_view::npos ? text.size() : space + 1);
+    return status::success();
+  };
+  CRUCIBLE_TRY(number("the rollout's version", out.version));
+  CRUCIBLE_TRY(number("the group's number", out.number));
+  if (text.empty())
+    return make_error(errc::invalid_argument, "learner.start \"" + std::string(all.substr(0, 80)) +
+                                                  "\": no rollout name (\"VERSION NUMBER ROLLOUT\")");
+  out.rollout = std::string(text);
+  return out;
+}
 
 std::optional<std::uint64_t> trained_version(std::string_view text) {
   if (text.substr(0, trained_prefix.size()) != trained_prefix) return std::nullopt;

@@ -33,4 +33,15 @@ flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilde
 std::string trained_text(std::uint64_t version);
 std::optional<std::uint64_t> trained_version(std::string_view text);
 
+// A rollout's learner.start: may it start its group `number` with the
+// weights of `version`? Text "VERSION NUMBER ROLLOUT" (the name last: it
+// may hold spaces). start_text writes it; start_from reads it back,
+// invalid_argument naming what is missing or not a number.
+struct start_request {
+  std::uint64_t version = 0, number = 0;
+  std::string rollout;
+};
+std::string start_text(const start_request& s);
+result<start_request> start_from(std::string_view text);
+
 }  // namespace crucible::learner

@@ -23,6 +23,8 @@ struct rollout_sample {
 struct rollout_group {
   std::string group_id;
   std::string task_id;
+  std::string rollout;               // who made it, and its number for it (learner.start's)
+  std::uint64_t number = 0;
   std::uint64_t policy_version = 0;  // version the group was started with
   std::vector<rollout_sample> samples;
 

@@ -278,7 +278,10 @@ void ask_start(rollout_actor_t* self) {
   }
   st.waiting_logged = false;
   st.asking = true;
-  submit(self, request_id(st, "start"), "learner.start", text_bytes(std::to_string(st.version)), start_atom::value);
+  // The group's number keys the learner's place for it: a restart that asks
+  // again for the same group takes the same place (admission.hpp).
+  submit(self, request_id(st, "start"), "learner.start",
+         text_bytes(learner::start_text({st.version, st.next_group, st.self_name})), start_atom::value);
 }
 
 void ask_latest(rollout_actor_t* self) {
@@ -411,7 +414,7 @@ void finish_group(rollout_actor_t* self) {
     std::string job = fmt::format("group/{}/g{}", st.self_name, g.number);
     st.n.samples_sent += done.size();
     ++st.n.groups_sent;
-    auto payload = group_envelope(g.id, g.task->id, st.self_name, st.version, done, st.self_name);
+    auto payload = group_envelope(g.id, g.number, g.task->id, st.self_name, st.version, done, st.self_name);
     st.at_learner[job] = {g.number, st.version, std::move(g.job_ids)};
     submit(self, job, st.options.learner_job_kind, std::move(payload), learned_atom::value);
   }

@@ -34,9 +34,9 @@ result<std::vector<prompt_exemplar>> exemplars_from(const bytes& answer) {
   return out;
 }
 
-bytes group_envelope(const std::string& group_id, const std::string& task_id, const std::string& rollout,
-                     std::uint64_t policy_version, const std::vector<settled_sample>& samples,
-                     const std::string& sender) {
+bytes group_envelope(const std::string& group_id, std::uint64_t number, const std::string& task_id,
+                     const std::string& rollout, std::uint64_t policy_version,
+                     const std::vector<settled_sample>& samples, const std::string& sender) {
   messages::envelope_writer w(4096);
   auto& fbb = w.fbb();
   std::vector<flatbuffers::Offset<msg::Sample>> offs;
@@ -45,7 +45,7 @@ bytes group_envelope(const std::string& group_id, const std::string& task_id, co
                                      fbb.CreateVector(s.completion_ids), fbb.CreateVector(s.behaviour_logprobs),
                                      s.reward, s.settlement));
   auto g = msg::CreateRolloutGroup(fbb, fbb.CreateString(group_id), fbb.CreateString(task_id),
-                                   fbb.CreateString(rollout), policy_version, fbb.CreateVector(offs));
+                                   fbb.CreateString(rollout), policy_version, fbb.CreateVector(offs), number);
   return w.finish(g, sender, group_id);
 }
 

@@ -40,9 +40,10 @@ struct settled_sample {
 
 // A RolloutGroup made at `policy_version` (every token of it: a rollout
 // switches weights only between groups).
-bytes group_envelope(const std::string& group_id, const std::string& task_id, const std::string& rollout,
-                     std::uint64_t policy_version, const std::vector<settled_sample>& samples,
-                     const std::string& sender);
+// `number` is the rollout's own number for the group (its learner.start's).
+bytes group_envelope(const std::string& group_id, std::uint64_t number, const std::string& task_id,
+                     const std::string& rollout, std::uint64_t policy_version,
+                     const std::vector<settled_sample>& samples, const std::string& sender);
 
 // The reward and status of a Settlement; corrupt when the bytes are not one
 // or it names another candidate.
