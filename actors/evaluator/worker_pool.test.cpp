@@ -32,17 +32,37 @@ bool eventually(int pid, Want want) {
   return false;
 }
 
+// A pool of one CPU spare, started at once, in its own scratch root.
+struct one_spare {
+  scratch_dir root = scratch_dir::create(std::filesystem::temp_directory_path(), "crucible-pool-test").value();
+  worker_recipe recipe = [this] {
+    worker_recipe r;
+    r.how.env = worker_environment::defaults();
+    r.scratch_root = root.path();
+    return r;
+  }();
+  worker_pool pool{1, 1};
+  one_spare() {
+    pool.prime(recipe);
+    REQUIRE(pool.spare_pids().size() == 1);
+  }
+};
+
+// The worker loads a CPU task (the first request a spare serves).
+auto load_scale_relu(started_worker& worker) {
+  std::ifstream task(std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "configs/tasks/cpu/scale_relu/task.py");
+  std::stringstream source;
+  source << task.rdbuf();
+  const std::uint64_t probes[] = {1};
+  return worker.session.load_task(source.str(), "crucible_task", 1, "cpu", 1, probes,
+                                  clock_type::now() + std::chrono::seconds(120));
+}
+
 }  // namespace
 
 TEST_CASE("a spare past its imports is stopped while a worker is timed, goes on after, and serves its task") {
-  auto root = scratch_dir::create(std::filesystem::temp_directory_path(), "crucible-pool-test");
-  REQUIRE(root.ok());
-  worker_recipe recipe;
-  recipe.how.env = worker_environment::defaults();
-  recipe.scratch_root = root->path();
-  worker_pool pool(1, 1);
-  pool.prime(recipe);
-  REQUIRE(pool.spare_pids().size() == 1);
+  one_spare f;
+  auto& pool = f.pool;
   const int pid = pool.spare_pids()[0];
 
   // Until the spare has imported (a Python importing PyTorch: seconds, more
@@ -63,30 +83,19 @@ TEST_CASE("a spare past its imports is stopped while a worker is timed, goes on 
   REQUIRE_MESSAGE(stopped, "the spare never wrote .imported in 120 s");
   CHECK(eventually(pid, [](char s) { return s != 'T'; }));  // continued when the scope went
 
-  auto worker = pool.take(recipe);
+  auto worker = pool.take(f.recipe);
   REQUIRE(worker.ok());
   CHECK(worker->warm);
   CHECK(worker->session.process().pid() == pid);
-  std::ifstream task(std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "configs/tasks/cpu/scale_relu/task.py");
-  std::stringstream source;
-  source << task.rdbuf();
-  const std::uint64_t probes[] = {1};
-  auto loaded = worker->session.load_task(source.str(), "crucible_task", 1, "cpu", 1, probes,
-                                          clock_type::now() + std::chrono::seconds(120));
+  auto loaded = load_scale_relu(*worker);
   REQUIRE_MESSAGE(loaded.ok(), loaded.error().text());
   CHECK_MESSAGE(loaded->ok, loaded->error);
   worker->session.shutdown();
 }
 
 TEST_CASE("a spare that finishes its imports while a worker is timed waits for the timing to end") {
-  auto root = scratch_dir::create(std::filesystem::temp_directory_path(), "crucible-pool-test");
-  REQUIRE(root.ok());
-  worker_recipe recipe;
-  recipe.how.env = worker_environment::defaults();
-  recipe.scratch_root = root->path();
-  worker_pool pool(1, 1);
-  pool.prime(recipe);
-  REQUIRE(pool.spare_pids().size() == 1);
+  one_spare f;
+  auto& pool = f.pool;
 
   // The scope begins while the spare still imports PyTorch (seconds), so it
   // is not stopped; it must then wait at the end of its imports until the
@@ -96,7 +105,7 @@ TEST_CASE("a spare that finishes its imports while a worker is timed waits for t
     auto quiet = pool.quiet();
     REQUIRE(quiet.stopped().empty());
     for (int i = 0; i < 1200 && !imported; ++i) {
-      for (const auto& dir : std::filesystem::directory_iterator(root->path()))
+      for (const auto& dir : std::filesystem::directory_iterator(f.root.path()))
         if (std::filesystem::exists(dir.path() / ".imported")) imported = dir.path() / ".imported";
       if (!imported) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -107,15 +116,10 @@ TEST_CASE("a spare that finishes its imports while a worker is timed waits for t
   // Its timeline ("worker imported=A ready=B ...", seconds since its
   // interpreter started): ready came at least 2 s after imported. Without
   // the wait a CPU worker is ready a few milliseconds after its imports.
-  auto worker = pool.take(recipe);
+  auto worker = pool.take(f.recipe);
   REQUIRE(worker.ok());
   CHECK(worker->warm);
-  std::ifstream task(std::filesystem::path(CRUCIBLE_SOURCE_DIR) / "configs/tasks/cpu/scale_relu/task.py");
-  std::stringstream source;
-  source << task.rdbuf();
-  const std::uint64_t probes[] = {1};
-  auto loaded = worker->session.load_task(source.str(), "crucible_task", 1, "cpu", 1, probes,
-                                          clock_type::now() + std::chrono::seconds(120));
+  auto loaded = load_scale_relu(*worker);
   REQUIRE_MESSAGE(loaded.ok(), loaded.error().text());
   REQUIRE_MESSAGE(loaded->ok, loaded->error);
   double imported_s = -1, ready_s = -1;
