@@ -97,7 +97,7 @@ class staleness_gate {
   std::uint64_t max_staleness_;
   std::uint64_t groups_per_batch_;
   std::uint64_t trained_ = 0;
-  std::uint64_t waiting_ = 0;                       // arrived, not yet trained
+  std::uint64_t waiting_ = 0;  // arrived, not yet trained
   struct place {
     std::uint64_t number;  // the group the rollout may generate
     clock::time_point asked;
