@@ -1,10 +1,8 @@
 // The cores an evaluator's helper processes run on: its warm spares while
 // they start (worker_pool.cpp) and the CPU stage's syntax checks and
 // compiles (cpu_stage.cpp), so that none of them shares a core with a
-// measurement. On the H200 a launch-bound candidate (L2-14's folded GEMM,
-// about 11 us a call) settled 1.29-1.30 instead of 1.37-1.39 in warm passes
-// whose next jobs' CPU stage could run on the measuring core
-// (docs/benchmarks.md).
+// measurement (the CPU stage once ran on any core, the measuring one
+// included). Who calls it: worker_pool.cpp and cpu_stage.cpp.
 #pragma once
 
 #include <vector>
