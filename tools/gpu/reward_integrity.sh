@@ -7,7 +7,9 @@
 #   2. native code on the GPU node: tools/native_escape.py;
 #   3. throughput: the KernelBench jobs of kernelbench_eval.sh through
 #      `crucible-bench-eval --compare-cold` (cold start, then warm spares),
-#      with nvidia-smi sampling the GPU's utilisation every 200 ms;
+#      with nvidia-smi sampling the GPU's utilisation every 200 ms, and its
+#      clocks, power and temperature every 100 ms (each evaluation's timed
+#      phase in clocks.md, tools/gpu/gpu_clocks.py);
 #   4. the real corpus: tools/gpu/cuda_l1_suite.py run with SUITE_ARGS
 #      (default: KernelBench's identity candidates, all 250).
 # Usage: tools/gpu/reward_integrity.sh KERNELBENCH_DIR DEB_DIR
@@ -87,11 +89,17 @@ if [[ " $steps " == *" 3 "* ]]; then
   fi
   nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 200 >"$res/gpu_util.csv" &
   sampler=$!
+  # Clocks, power and temperature beside it (a second sampler: a query this
+  # driver refuses loses only these; tools/gpu/gpu_clocks.py).
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+    --format=csv,noheader,nounits -lms 100 >"$res/gpu_clocks.csv" 2>&1 &
+  clock_sampler=$!
   timeout "$(left)" "$build/bin/crucible-bench-eval" --device cuda:0 --protocol default --jobs "$work/jobs.txt" \
     --repeat "${REPEAT:-1}" --compare-cold --json-out "$res/compare_cold.jsonl" --cache-dir "$work/cache" \
     2>"$res/compare_cold.log" | tee "$res/compare_cold.md"
-  kill "$sampler"
+  kill "$sampler" "$clock_sampler"
   "$py" tools/gpu/gpu_busy.py "$res/gpu_util.csv" "$res/compare_cold.jsonl" | tee -a "$res/compare_cold.md"
+  "$py" tools/gpu/gpu_clocks.py "$res/gpu_clocks.csv" "$res/compare_cold.jsonl" | tee "$res/clocks.md"
 fi
 if [[ " $steps " == *" 4 "* ]]; then
   echo "=== 4. the real corpus"

@@ -1,0 +1,69 @@
+"""The GPU's clocks, power and temperature during each evaluation's timed
+phase, beside what the evaluation settled: does a reward that moves between
+passes follow the state the GPU was in while it was timed (issue 18: L2-14's
+launch-bound rewrite settles 1.29 in a warm sequence and 1.39 alone)?
+
+Reads nvidia-smi's samples (`--query-gpu=timestamp,clocks.sm,clocks.mem,
+power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,
+nounits -lms 100`) and a crucible-bench-eval run's JSON lines, and prints a
+line per evaluation: job, pass, repeat, reward, the candidate's and the
+reference's microseconds, and over the timing phase (from the end of the
+evaluation less its close and timing phases to the end less its close) the
+mean SM and memory clocks (MHz), power (W), temperature (C) and the event
+reasons seen (nvidia-smi's bit mask, hex; 0x1 idle, 0x4 power cap, 0x20 SW
+thermal, 0x40 HW slowdown).
+
+Usage: python3 tools/gpu/gpu_clocks.py GPU_CLOCKS.csv RUN.jsonl
+Called by tools/gpu/reward_integrity.sh (step 3).
+"""
+import datetime
+import json
+import sys
+
+
+def samples(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) != 6:
+                continue  # a line cut by the sampler's kill, or an error line
+            try:
+                stamp = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                values = [float(p) for p in parts[1:5]]
+            except ValueError:
+                continue
+            out.append((stamp, values, parts[5]))
+    return out
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    clocks = samples(sys.argv[1])
+    if not clocks:
+        sys.exit("%s: no samples (nvidia-smi refused the query?)" % sys.argv[1])
+    print("| job | pass | repeat | reward | cand us | ref us | SM MHz | mem MHz | W | C | reasons | samples |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    with open(sys.argv[2]) as f:
+        for n, line in enumerate(f, 1):
+            try:
+                e = json.loads(line)
+            except ValueError:
+                sys.exit("%s:%d: not JSON" % (sys.argv[2], n))
+            phases = e.get("phase_s", {})
+            end = e["finished_unix"] - phases.get("close", 0)
+            start = end - phases.get("timing", 0)
+            inside = [(v, r) for t, v, r in clocks if start <= t <= end]
+            if inside:
+                means = ["%.0f" % (sum(v[i] for v, _ in inside) / len(inside)) for i in range(4)]
+                reasons = " ".join(sorted({r for _, r in inside}))
+            else:
+                means, reasons = ["-"] * 4, "-"
+            print("| %s | %s | %s | %s | %.2f | %.2f | %s | %d |" % (
+                e.get("job", "?"), e.get("pass", "-"), e.get("repeat", "-"), e.get("reward", 0),
+                e.get("cand_us", 0), e.get("ref_us", 0), " | ".join(means + [reasons]), len(inside)))
+
+
+if __name__ == "__main__":
+    main()
