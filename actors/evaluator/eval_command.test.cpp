@@ -1,10 +1,14 @@
 #include "actors/evaluator/eval_command.hpp"
 
+#include <cmath>
+
 #include <iostream>
 #include <sstream>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+
+#include "actors/evaluator/statistics.hpp"
 
 namespace {
 
@@ -47,11 +51,20 @@ TEST_CASE("crucible eval reports a measured candidate with its buckets") {
                                     tasks + "chain_matmul/equal.py", "--protocol", "quick", "--json"});
   CHECK(code == 0);
   const auto j = nlohmann::json::parse(out);
-  CHECK(j["status"] == "ok");
-  CHECK(j["reward"].get<double>() >= 0.99);  // identity: within one rounding step (see evaluate.test.cpp)
-  CHECK(j["reward"].get<double>() <= 1.01);
+  INFO(out);
+  // What the command reports, not what this machine measures: the quick
+  // protocol's void bound may void a noisy measurement, which still has its
+  // buckets; an ok one's reward is its rounded raw speedup, near 1 by the
+  // bound evaluate.test.cpp's check_identity explains.
+  CHECK((j["status"] == "ok" || j["status"] == "void"));
   CHECK(j["bucket_means"].size() == 7);
   CHECK(j["rounds"].get<int>() >= 70);
+  if (j["status"] == "ok") {
+    const double raw = j["speedup_raw"].get<double>();
+    CHECK(j["reward"].get<double>() == doctest::Approx(crucible::evaluator::conservative_round(raw)));
+    const double se = crucible::evaluator::median_relative_stderr(j["bucket_relative_variance"].get<double>(), 7);
+    CHECK(std::abs(raw - 1.0) <= 0.02 + 10 * se * raw);
+  }
 }
 
 TEST_CASE("crucible eval exits 2 when the evaluation cannot run") {

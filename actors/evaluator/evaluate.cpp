@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -166,6 +167,24 @@ class attempt {
       } else if (std::find(e_.worker_info.begin(), e_.worker_info.end(), line) == e_.worker_info.end()) {
         e_.worker_info.push_back(line);  // each request repeats what still holds: once is enough
       }
+    }
+  }
+
+  // The worker's "timing_host cores=A,B runqueue_wait_s=W involuntary_switches=N"
+  // line of one timing request (sandbox_worker.py, host_info), added up.
+  void take_timing_host(const std::vector<std::string>& info) {
+    for (const auto& line : info) {
+      int first = -1, last = -1;
+      double wait = 0;
+      unsigned long long switches = 0;
+      if (std::sscanf(line.c_str(), "timing_host cores=%d,%d runqueue_wait_s=%lf involuntary_switches=%llu", &first,
+                      &last, &wait, &switches) != 4)
+        continue;
+      for (int core : {first, last})
+        if (core >= 0 && std::find(e_.timing_cores.begin(), e_.timing_cores.end(), core) == e_.timing_cores.end())
+          e_.timing_cores.insert(std::upper_bound(e_.timing_cores.begin(), e_.timing_cores.end(), core), core);
+      e_.timing_runqueue_wait_s += wait;
+      e_.timing_involuntary_switches += switches;
     }
   }
 
@@ -356,6 +375,7 @@ class attempt {
                                         after(call_deadline_s(2 * n + checks.count)));
     if (!reply) return channel_failure(reply.error(), "timing");
     if (!reply->ok) return candidate_failure(*reply, "timing");
+    take_timing_host(reply->info);
     if (!reply->state_changed.empty()) return hack(reply->state_changed, "timing");
     if (reply->trials.size() != checks.count) {
       e_.status = eval_status::crashed;
@@ -462,8 +482,7 @@ class attempt {
       if (ref.size() < std::max<std::size_t>(p_.min_rounds, k) && !window_over && !rounds_over) continue;
       if (ref.size() < k) continue;
       summarize(ref, cand, k);
-      const double sd = std::sqrt(e_.bucket_relative_variance) * e_.speedup_raw;
-      const double rel_stderr = 1.2533 * sd / std::sqrt(static_cast<double>(k)) / std::max(1e-12, e_.speedup_raw);
+      const double rel_stderr = median_relative_stderr(e_.bucket_relative_variance, k);
       if (p_.early_stop && judged_variance(e_, p_) <= p_.void_variance * p_.stop_variance_margin &&
           rel_stderr <= p_.stop_target(e_.speedup_raw, rel_stderr))
         break;
@@ -602,6 +621,10 @@ nlohmann::json to_json(const evaluation& e) {
       {"attempts", e.attempts},
       {"sandbox", e.sandbox},
       {"worker_info", e.worker_info},
+      {"timing_host",
+       {{"cores", e.timing_cores},
+        {"runqueue_wait_s", e.timing_runqueue_wait_s},
+        {"involuntary_switches", e.timing_involuntary_switches}}},
   };
 }
 

@@ -88,6 +88,14 @@ struct evaluation {
   std::uint32_t attempts = 0;          // measurement attempts (1 + void retries used)
   std::vector<std::string> sandbox;    // isolation that held: userns, netns, mountns-readonly, ...
   std::vector<std::string> worker_info;  // torch=..., python=..., device_name=...
+  // The measuring thread's host over the timing phase, summed over its
+  // timing requests (each request's line from the worker, "timing_host"):
+  // the cores it was seen on at each request's start and end, the time it
+  // waited runnable for a CPU, and its involuntary context switches. What
+  // to compare when a reward moves between passes of the same job.
+  std::vector<int> timing_cores;
+  double timing_runqueue_wait_s = 0;
+  std::uint64_t timing_involuntary_switches = 0;
 
   std::string text() const;            // one line for logs
 };

@@ -4,8 +4,11 @@
 #include "actors/evaluator/evaluate.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <thread>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -13,7 +16,9 @@
 #include "actors/evaluator/scratch.hpp"
 #include "actors/evaluator/statistics.hpp"
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -25,8 +30,19 @@ const std::filesystem::path tasks = std::filesystem::path(CRUCIBLE_SOURCE_DIR) /
 
 protocol_options quick() { return protocol_by_name("quick").value(); }
 
+// quick with the void bound off: what the tests whose subject is not the
+// void rule measure with, so that a noisy moment of this shared machine
+// (both attempts' bucket means spread past the bound) cannot turn their
+// `ok` into `void`. The void rule has its own test, with a bound no
+// measurement meets.
+protocol_options steady() {
+  auto p = quick();
+  p.void_variance = 1e9;
+  return p;
+}
+
 evaluation run(evaluator& ev, const std::filesystem::path& task, const std::filesystem::path& candidate,
-               const protocol_options& p = quick(), std::uint64_t seed = 7) {
+               const protocol_options& p = steady(), std::uint64_t seed = 7) {
   auto req = load_request(task, candidate, "cpu", seed);
   REQUIRE_MESSAGE(req.ok(), req.error().text());
   auto r = ev.evaluate(*req, p);
@@ -34,7 +50,7 @@ evaluation run(evaluator& ev, const std::filesystem::path& task, const std::file
   return r.value();
 }
 
-evaluation run_cpu(const std::string& task, const std::string& variant, const protocol_options& p = quick()) {
+evaluation run_cpu(const std::string& task, const std::string& variant, const protocol_options& p = steady()) {
   evaluator ev;
   return run(ev, tasks / "cpu" / task / "task.py", tasks / "cpu" / task / (variant + ".py"), p);
 }
@@ -62,10 +78,25 @@ const std::map<std::string, expectation> expected = {
 // gets busy), so they switch the void bound off; the void path has its own
 // test below, with a bound no measurement can meet.
 protocol_options classify() {
-  auto p = quick();
-  p.void_variance = 1e9;
+  auto p = steady();
   p.window_s = 10;
   return p;
+}
+
+// An identity on CPU: its reward is its rounded raw speedup, and the raw
+// speedup is within 0.02 of 1 plus 10 of the standard errors its own bucket
+// means state (statistics.hpp, median_relative_stderr; with the 6 degrees
+// of freedom of 7 buckets' variance, odds of about 6e-5 against). The 0.02
+// is the systematic offset CPU identities have shown and no number of
+// rounds removes (0.9862 to 1.0147 on the 2-core VMs: the process's memory
+// layout, docs/benchmarks.md); a fixed 0.02 alone failed where a loaded
+// machine's window ended before the early stop. On the GPU identities
+// settle at 1.00 (docs/benchmarks.md, all 250 of KernelBench).
+void check_identity(const evaluation& e) {
+  const double se = median_relative_stderr(e.bucket_relative_variance, e.bucket_means.size());
+  INFO("identity raw " << e.speedup_raw << ", stated relative standard error " << se);
+  CHECK(e.reward == doctest::Approx(conservative_round(e.speedup_raw)));
+  CHECK(std::abs(e.speedup_raw - 1.0) <= 0.02 + 10 * se * e.speedup_raw);
 }
 
 void check_every_variant(const std::string& task, const std::vector<std::string>& skip = {}) {
@@ -88,16 +119,7 @@ void check_every_variant(const std::string& task, const std::vector<std::string>
     CHECK(to_string(e.status) == to_string(it->second.status));
     CHECK_FALSE(e.reason.empty());
     if (want == "above") CHECK(e.reward > 1.0);
-    // Identity: within one rounding step of 1.00. Exactly 1.00 is issue 3's
-    // target, but under this classification protocol (short window, void
-    // bound off) identity has measured 1.010 to 1.013 in some full suites on
-    // the 2-core VM (a systematic offset still to be found), so CI checks
-    // the step and the raw speedup.
-    if (want == "one") {
-      CHECK(e.reward >= 0.99);
-      CHECK(e.reward <= 1.01);
-      CHECK(std::abs(e.speedup_raw - 1.0) < 0.02);
-    }
+    if (want == "one") check_identity(e);
     if (want == "below") CHECK((e.reward > 0 && e.reward < 1.0));
     if (want == "zero") CHECK(e.reward == 0);
     if (e.status == eval_status::ok) {
@@ -141,6 +163,15 @@ TEST_CASE("the default protocol settles a faster candidate above 1 after its ful
   }
   CHECK(steps <= e.duration_s);
   CHECK(e.phase_s.at("timing") > 0);
+  // The measuring thread was on the measuring cores at every timing
+  // request's start and end (its host state is in the JSON for comparing passes).
+  REQUIRE_FALSE(e.timing_cores.empty());
+  const auto measuring = evaluator_options::default_cores();
+  for (int core : e.timing_cores)
+    CHECK_MESSAGE((measuring.empty() || std::find(measuring.begin(), measuring.end(), core) != measuring.end()),
+                  "timed on core ", core);
+  CHECK(e.timing_runqueue_wait_s >= 0);
+  CHECK(to_json(e)["timing_host"]["cores"] == e.timing_cores);
 }
 
 TEST_CASE("the same evaluation three times agrees within the error its bucket means state") {
@@ -167,8 +198,8 @@ TEST_CASE("the same evaluation three times agrees within the error its bucket me
     raws.push_back(e.speedup_raw);
     relative_variances.push_back(e.bucket_relative_variance);
   }
-  const double pooled_sd = std::sqrt((relative_variances[0] + relative_variances[1] + relative_variances[2]) / 3);
-  const double relative_stderr = 1.2533 * pooled_sd / std::sqrt(7.0);
+  const double relative_stderr =
+      median_relative_stderr((relative_variances[0] + relative_variances[1] + relative_variances[2]) / 3, 7);
   for (int i = 0; i < 3; ++i)
     for (int j = i + 1; j < 3; ++j) {
       const double bound = 8 * std::sqrt(2.0) * relative_stderr * std::max(raws[i], raws[j]) + 0.01 + 1e-9;
@@ -242,25 +273,21 @@ TEST_CASE("warm workers are the default, and a worker never serves a second cand
   CHECK_FALSE(c2.warm_worker);
 }
 
-TEST_CASE("a task whose reference updates its BatchNorm statistics: identity is ok within one rounding step of 1.00, no defence fired") {
+TEST_CASE("a task whose reference updates its BatchNorm statistics: identity is ok near 1.00 within its stated error, no defence fired") {
   // What this checks is that reference_integrity compares like with like
   // (the reference's own updates are not a candidate's tampering) and that
   // the re-based buffers cost neither side time. Exactly 1.00 is the GPU's
   // target; on the 2-core CI VM one run measured 0.9862 over 4,788 rounds,
   // a systematic offset (of the process's memory layout, as far as is
-  // known) that more rounds do not remove, so CPU is held to the step, as
-  // the variants' identities are.
+  // known) that more rounds do not remove, so CPU is held to check_identity's
+  // bound, as the variants' identities are.
   evaluator ev;
   const auto root = std::filesystem::path(CRUCIBLE_SOURCE_DIR);
-  auto p = quick();
-  p.void_variance = 1e9;  // a verdict on the reward, whatever this machine's noise
   const evaluation e = run(ev, root / "tests/hacks/tasks/batchnorm_train.py",
-                           root / "tests/hacks/legit/batchnorm_identity.py", p);
+                           root / "tests/hacks/legit/batchnorm_identity.py");
   INFO(e.text());
   CHECK(e.status == eval_status::ok);
-  CHECK(e.reward >= 0.99);
-  CHECK(e.reward <= 1.01);
-  CHECK(std::abs(e.speedup_raw - 1.0) < 0.02);
+  check_identity(e);
   CHECK(e.defences_fired.empty());
 }
 
@@ -356,6 +383,59 @@ TEST_CASE("an inline extension compiles once, and a broken one is a compile erro
   CHECK(ev.cache().misses() == 2);
 }
 
+TEST_CASE("a compile killed with its evaluator leaves no lock behind: the next evaluation's pool builds the kernel") {
+  // An evaluator killed with SIGKILL mid-compile: its compile worker dies
+  // with it (PR_SET_PDEATHSIG), but torch's build lock (the file `lock` in
+  // the build directory) stays, and the compiler it started may still run
+  // there. torch waits on that lock for ever: every later compile of the
+  // kernel ran to the pool's deadline, and the timing worker built it again.
+  std::optional<scratch_dir> cache;
+  evaluator_options opt;
+  {
+    auto dir = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-eval-test", "cache");
+    REQUIRE(dir.ok());
+    cache.emplace(std::move(dir.value()));
+  }
+  opt.compile.root = cache->path();
+  opt.compile.timeout_s = 240;  // the old failure in minutes, not the default 10
+  const auto dir = tasks / "cpu" / "scale_relu";
+  std::string source;
+  {
+    std::ifstream in(dir / "inline_kernel.py");
+    source.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the evaluator about to be killed: its compile pool alone
+    compile_cache c(opt.compile);
+    (void)c.prepare(source, "", worker_environment::defaults(), evaluator_options::default_scratch_root(), {});
+    ::_exit(0);
+  }
+  auto lock_left = [&] {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(cache->path(), ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+      if (it->path().filename() == "lock") return true;
+    return false;
+  };
+  bool building = false;
+  for (int i = 0; i < 1200 && !building; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    building = lock_left();
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  REQUIRE_MESSAGE(building, "the compile never took torch's build lock");
+  REQUIRE(lock_left());  // what the killed builder left
+  evaluator ev(opt);
+  const evaluation e = run(ev, dir / "task.py", dir / "inline_kernel.py");
+  INFO(e.text());
+  CHECK(e.status == eval_status::ok);
+  CHECK_FALSE(e.compile_cache_hit);
+  CHECK(e.extensions_imported == 1);  // the pool built it; the timed worker only imported it
+  CHECK(e.extensions_built == 0);
+}
+
 TEST_CASE("a prefetched job's syntax check and compile ran ahead: its evaluation takes them, verdicts unchanged") {
   std::optional<scratch_dir> cache;
   evaluator ev = fresh_cache_evaluator(cache);
@@ -368,7 +448,7 @@ TEST_CASE("a prefetched job's syntax check and compile ran ahead: its evaluation
   for (auto* r : {&*inline_req, &*broken_req, &*syntax_req}) ev.prefetch(*r);
   ev.prefetch(*inline_req);  // a second prefetch of a held job is one job
   for (auto* r : {&*inline_req, &*broken_req, &*syntax_req}) {
-    auto e = ev.evaluate(*r, quick());
+    auto e = ev.evaluate(*r, steady());
     REQUIRE(e.ok());
     INFO(e->text());
     // The CPU stage's time is what the evaluation waited for it, not its own steps.
@@ -387,7 +467,7 @@ TEST_CASE("a prefetched job's syntax check and compile ran ahead: its evaluation
   }
   CHECK(ev.cache().misses() == 2);
   // Not prefetched: the steps run in line, as before.
-  auto again = ev.evaluate(*inline_req, quick());
+  auto again = ev.evaluate(*inline_req, steady());
   REQUIRE(again.ok());
   CHECK(again->phase_s.count("compile") == 1);
   CHECK(again->compile_cache_hit);
@@ -417,7 +497,7 @@ TEST_CASE("an unknown device is an error, not an evaluation") {
   evaluator ev;
   auto req = load_request(tasks / "cpu/diag_matmul/task.py", tasks / "cpu/diag_matmul/equal.py", "tpu:0", 1);
   REQUIRE(req.ok());
-  auto r = ev.evaluate(*req, quick());
+  auto r = ev.evaluate(*req, steady());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == crucible::errc::invalid_argument);
 }

@@ -117,6 +117,11 @@ double median(std::span<const double> values) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double median_relative_stderr(double relative_variance, std::size_t k) {
+  if (k == 0) return 0;
+  return 1.2533 * std::sqrt(std::max(0.0, relative_variance) / static_cast<double>(k));
+}
+
 double conservative_round(double speedup) {
   if (!std::isfinite(speedup) || speedup <= 0) return 0;
   // The epsilon keeps 1.13 (112.99999... in binary) at 1.13.

@@ -57,6 +57,14 @@ double sample_variance(std::span<const double> values);
 // Median (mean of the two middle values for an even count); 0 when empty.
 double median(std::span<const double> values);
 
+// The relative standard error of the median of k bucket means whose values
+// over their median have sample variance relative_variance:
+// 1.2533 * sqrt(relative_variance / k) (1.2533 = sqrt(pi / 2), the median's
+// standard error over the mean's for normal buckets). The early stop's
+// number (evaluate.cpp); tests derive their bounds on a measured reward
+// from it. 0 for k == 0.
+double median_relative_stderr(double relative_variance, std::size_t k);
+
 // Layer 6: two decimals toward 1.00 (floor above 1, ceil below 1):
 // 1.118 -> 1.11, 0.992 -> 1.00, 0.5 -> 0.5. Non-finite or non-positive -> 0.
 double conservative_round(double speedup);

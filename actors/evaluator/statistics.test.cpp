@@ -87,6 +87,14 @@ TEST_CASE("sample variance divides by n minus one") {
   CHECK(sample_variance(std::vector<double>{1, 1, 1, 1, 1, 1.2, 1.2}) == doctest::Approx(0.0095238).epsilon(1e-4));
 }
 
+TEST_CASE("the median's relative standard error is sqrt(pi/2) times the mean's") {
+  // sqrt(0.0007 / 7) = 0.01 exactly; times 1.2533.
+  CHECK(median_relative_stderr(0.0007, 7) == doctest::Approx(0.012533));
+  CHECK(median_relative_stderr(0, 7) == 0);
+  CHECK(median_relative_stderr(0.0007, 0) == 0);
+  CHECK(median_relative_stderr(-1e-12, 7) == 0);  // a variance rounded below 0
+}
+
 TEST_CASE("rounding goes toward 1.00 by two decimals") {
   CHECK(conservative_round(1.118) == 1.11);
   CHECK(conservative_round(0.992) == 1.00);

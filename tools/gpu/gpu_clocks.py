@@ -11,7 +11,9 @@ reference's microseconds, and over the timing phase (from the end of the
 evaluation less its close and timing phases to the end less its close) the
 mean SM and memory clocks (MHz), power (W), temperature (C) and the event
 reasons seen (nvidia-smi's bit mask, hex; 0x1 idle, 0x4 power cap, 0x20 SW
-thermal, 0x40 HW slowdown).
+thermal, 0x40 HW slowdown), and the measuring thread's own host over the
+same phase (the evaluation's timing_host: the cores it was seen on, the
+milliseconds it waited runnable for a CPU, its involuntary switches).
 
 Usage: python3 tools/gpu/gpu_clocks.py GPU_CLOCKS.csv RUN.jsonl
 Called by tools/gpu/reward_integrity.sh (step 3).
@@ -43,8 +45,9 @@ def main():
     clocks = samples(sys.argv[1])
     if not clocks:
         sys.exit("%s: no samples (nvidia-smi refused the query?)" % sys.argv[1])
-    print("| job | pass | repeat | reward | cand us | ref us | SM MHz | mem MHz | W | C | reasons | samples |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| job | pass | repeat | reward | cand us | ref us | SM MHz | mem MHz | W | C | reasons | samples "
+          "| cores | run-queue ms | switches |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     with open(sys.argv[2]) as f:
         for n, line in enumerate(f, 1):
             try:
@@ -60,9 +63,12 @@ def main():
                 reasons = " ".join(sorted({r for _, r in inside}))
             else:
                 means, reasons = ["-"] * 4, "-"
-            print("| %s | %s | %s | %s | %.2f | %.2f | %s | %d |" % (
+            host = e.get("timing_host", {})
+            print("| %s | %s | %s | %s | %.2f | %.2f | %s | %d | %s | %.1f | %s |" % (
                 e.get("job", "?"), e.get("pass", "-"), e.get("repeat", "-"), e.get("reward", 0),
-                e.get("cand_us", 0), e.get("ref_us", 0), " | ".join(means + [reasons]), len(inside)))
+                e.get("cand_us", 0), e.get("ref_us", 0), " | ".join(means + [reasons]), len(inside),
+                ",".join(str(c) for c in host.get("cores", [])) or "-", 1e3 * host.get("runqueue_wait_s", 0),
+                host.get("involuntary_switches", "-")))
 
 
 if __name__ == "__main__":

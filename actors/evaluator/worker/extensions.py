@@ -18,6 +18,12 @@ task and candidate code alike, with the ones below:
   ENTRY, which it can read but not write (a candidate cannot plant code in
   the cache), and builds a call the pool could not reach in its own
   scratch directory;
+- a build directory that still holds torch's build lock (its file `lock`)
+  while this worker holds the key's flock was left by a builder that died
+  mid-build (an evaluator killed with SIGKILL: its compile worker dies with
+  it, the compilers it started may still run there). torch would wait on
+  that lock for ever, so every later evaluation of the kernel timed out:
+  the directory is moved aside and removed, and the build starts afresh;
 - the toolchain's processes (ninja, the compilers, nvcc, which) run inside
   guard.toolchain(), where the audit hook lets processes start; its files
   land in a directory the guard counts as writable.
@@ -33,6 +39,7 @@ import fcntl
 import hashlib
 import inspect
 import os
+import shutil
 import time
 
 import torch.utils.cpp_extension as cpp_extension
@@ -123,6 +130,7 @@ class Builds:
                 module = cpp_extension._import_module_from_library(name, where, python_module)
                 self.imported += 1
             else:
+                set_aside_dead_build(where)
                 arguments.update(build_directory=where, verbose=False)
                 if which == "load":  # files the candidate wrote under its private /tmp (private_tmp.py)
                     sources = arguments["sources"]
@@ -165,6 +173,20 @@ class Builds:
             # extension" header, which names only the command.
             lines.append("extension_failed %s" % failure_line(self.failed[0]))
         return lines
+
+
+def set_aside_dead_build(where):
+    """Called with the key's flock held and no DONE in where: a torch build
+    lock there belongs to a builder that died (a live one would hold the
+    flock). The directory is renamed, so that compilers still running in it
+    (their outputs are relative to it) write into the renamed one, which is
+    then removed as far as they let it; where starts empty."""
+    if not os.path.exists(os.path.join(where, "lock")):
+        return
+    aside = "%s.dead-%d-%d" % (where, os.getpid(), time.monotonic_ns())
+    os.rename(where, aside)
+    os.makedirs(where)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def failure_line(text):

@@ -21,6 +21,7 @@ import copy
 import gc
 import linecache
 import os
+import resource
 import struct
 import sys
 import time
@@ -67,6 +68,39 @@ def _runqueue_wait():
         return int(_pread(_schedstat_fd, 128, 0).split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def _open_stat():
+    """This thread's /proc stat line, opened once here for the same reason."""
+    try:
+        return os.open("/proc/thread-self/stat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+_stat_fd = _open_stat()
+_getrusage, _RUSAGE_THREAD = resource.getrusage, resource.RUSAGE_THREAD
+
+
+def _host_state():
+    """(core, run-queue wait s, involuntary context switches) of this thread
+    now: where the measuring thread ran and what the scheduler took from it,
+    read around each timing request (issue 18: a reward that moves between
+    passes of the same jobs, checked against the worker's own CPU)."""
+    core = -1
+    if _stat_fd is not None:
+        try:
+            fields = _pread(_stat_fd, 1024, 0).rsplit(b")", 1)[1].split()
+            core = int(fields[36])  # field 39, "processor"; fields[0] is field 3
+        except (OSError, IndexError, ValueError):
+            pass
+    return core, _runqueue_wait(), _getrusage(_RUSAGE_THREAD).ru_nivcsw
+
+
+def host_info(before, after):
+    """The reply's line for one timing request (evaluate.cpp, take_timing_host)."""
+    return "timing_host cores=%d,%d runqueue_wait_s=%.6f involuntary_switches=%d" % (
+        before[0], after[0], after[1] - before[1], after[2] - before[2])
 
 import flatbuffers  # noqa: E402
 import torch  # noqa: E402
@@ -895,7 +929,10 @@ def on_timed(req):
     # candidate does to them in between shows in the spot checks' outputs.
     S.model_fingerprint.forget_buffers()
     try:
-        return timed_rounds(req)
+        before = _host_state()
+        r = timed_rounds(req)
+        r["info"] = [host_info(before, _host_state())]
+        return r
     finally:
         gc.enable()
 
