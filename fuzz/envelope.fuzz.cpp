@@ -9,7 +9,9 @@
 //   Candidate       referee            referee::copy_candidate (into its jobs)
 //   Measurement     referee            referee::copy_measurement
 // and, on the raw bytes as the rollout gets them from a job result,
-// rollout::exemplars_from and rollout::settlement_from.
+// rollout::exemplars_from and rollout::settlement_from; as an event, the
+// dashboard's node::show_event (Settlement, ExemplarBuckets, PeerEvent),
+// then every /api view of the board as the server sends it (json_text).
 // Checks: no crash or sanitizer report; what the referee copies out of a
 // verified message verifies again; a decoded group has samples whose
 // log-probs match their completions.
@@ -21,6 +23,7 @@
 #include "actors/referee/referee_wire.hpp"
 #include "actors/rollout/rollout_wire.hpp"
 #include "messages/codec.hpp"
+#include "runtime/node/hub_board.hpp"
 
 namespace {
 
@@ -40,6 +43,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const messages::bytes raw(data, data + size);
   (void)rollout::exemplars_from(raw);
   (void)rollout::settlement_from(raw, "c1");
+
+  // A fresh board each input: what one event does to it, then every view
+  // must render as JSON that parses again.
+  const auto now = dashboard::clock::now();
+  dashboard::board board({}, now);
+  for (const char* topic : {"Settlement", "ExemplarBuckets", "PeerEvent"})
+    node::show_event({bus::channel::event, "", topic, raw}, board, 1 << 20, now);
+  for (const auto& view : {board.fleet(), board.queues(), board.settlements(50), board.throughput(), board.rewards(),
+                           board.exemplars(), board.kernels()})
+    if (nlohmann::json::parse(dashboard::json_text(view), nullptr, false).is_discarded()) std::abort();
 
   auto env = messages::open(raw);
   if (!env) return 0;

@@ -174,6 +174,12 @@ bytes exemplar_answer(const std::string& error) {
   messages::envelope_writer w;
   return w.finish(exemplar::build_answer(w.fbb(), a), "exemplars", "t");
 }
+bytes exemplar_buckets(const std::string& task) {
+  exemplar::bucket_report r{task, {{12, {1.2, 1.3}, 2, 2'500'000}, {20, {2.0, 2.1}, 1, 2'050'000}}, {0.3, 0.7},
+                            exemplar::selector_kind::bucket, 1.0, exemplar::bucket_scale::linear, 0.1};
+  messages::envelope_writer w;
+  return w.finish(exemplar::build_buckets(w.fbb(), r), "exemplars", task);
+}
 bytes rollout_group(bool with_versions) {
   learner::rollout_group g;
   g.group_id = "g1";
@@ -228,6 +234,8 @@ void envelope_seeds() {
       {"exemplar_query", rollout::exemplar_query_envelope("t", 2, 1.0, 9, "rollout-1")},
       {"exemplar_answer", exemplar_answer("")},
       {"exemplar_answer_error", exemplar_answer("store down")},
+      {"exemplar_buckets", exemplar_buckets("t")},
+      {"exemplar_buckets_not_utf8", exemplar_buckets("t\xff\xfe")},
       {"rollout_group", rollout_group(false)},
       {"rollout_group_versions", rollout_group(true)},
       {"publication", publication(2, 10)},

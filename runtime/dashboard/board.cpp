@@ -4,6 +4,11 @@
 
 namespace crucible::dashboard {
 
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+
 using nlohmann::json;
 
 board::board(board_options options, clock::time_point start) : options_(options), start_(start) {}

@@ -76,6 +76,13 @@ struct board_options {
   double rate_window_s = 10;           // throughput is the rate over this many seconds; default 10
 };
 
+// The text of an /api answer (server.cpp sends it; the envelope fuzzer
+// renders every view through it). A peer's strings are bytes: a task id or
+// a peer name that is not UTF-8 has U+FFFD for each bad byte, where
+// nlohmann's dump would throw and leave the endpoint answering 500 for as
+// long as the row stays on the board.
+std::string json_text(const nlohmann::json& j);
+
 class board {
  public:
   explicit board(board_options options = {}, clock::time_point start = clock::now());

@@ -12,7 +12,7 @@ constexpr std::size_t settlements_shown = 50;
 
 void serve_json(httplib::Response& res, const nlohmann::json& j) {
   res.set_header("Cache-Control", "no-store");
-  res.set_content(j.dump(), "application/json");
+  res.set_content(json_text(j), "application/json");
 }
 
 }  // namespace

@@ -54,3 +54,19 @@ TEST_CASE("a malformed or mislabelled event changes nothing on the board") {
   node::show_event(event("PeerEvent", data), b, 1 << 20, now);
   CHECK(b.exemplars()["tasks"].empty());
 }
+
+TEST_CASE("a peer's task id that is not UTF-8 is shown with replacement characters, and every view still renders") {
+  const auto now = dashboard::clock::now();
+  dashboard::board b({}, now);
+  const std::string bad = "cpu/\xff\xfe";
+  node::show_event(event("ExemplarBuckets", buckets_of(bad, {{12, 1.2, 1.3, 1.25, 2, 1.0}})), b, 1 << 20, now);
+  b.add_settlement({"c1", bad, "g1", "Success", "", 1.5, 1.5, false, 0, 0});
+  CHECK_THROWS(b.exemplars().dump());  // what the server sent before: a 500 while the row stays
+  for (const auto& view : {b.exemplars(), b.settlements(50), b.kernels(), b.rewards(), b.fleet(), b.queues()}) {
+    std::string text;
+    CHECK_NOTHROW(text = dashboard::json_text(view));
+    CHECK_FALSE(nlohmann::json::parse(text, nullptr, false).is_discarded());
+  }
+  const auto text = dashboard::json_text(b.exemplars());
+  CHECK(text.find("cpu/\xef\xbf\xbd\xef\xbf\xbd") != std::string::npos);
+}
