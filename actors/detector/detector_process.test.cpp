@@ -200,12 +200,15 @@ TEST_CASE("the Python example detector answers detect jobs beside a running hub,
 TEST_CASE("a required Python detector's hack verdict settles a measured candidate at reward 0 and records it in the hack database") {
   hub_fixture f("[referee]\nverify_above = 1000.0\n");  // no layer 7 here: one evaluator
   auto evaluator = f.evaluator();
-  auto python = f.python_detector("plausibility", {"--required", "--max-speedup", "5", "--deadline-ms", "20000"});
+  auto python = f.python_detector("plausibility", {"--required", "--max-speedup", "2", "--deadline-ms", "20000"});
   REQUIRE(wait_for_text(f.dir + "/hub.log", "registered Detector 'plausibility'", 15s));
   REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
 
-  // chain_matmul's faster variant reassociates the product: about 20x on
-  // CPU, above the detector's 5x. (The judge test below settles a clean one.)
+  // chain_matmul's faster variant reassociates the product: 32x fewer
+  // multiply-adds (8.4M against 262k), about 20x on this project's CPUs and
+  // less where the reference's matmuls run faster and the candidate's stay
+  // call-bound, so the bound is 2x, not one machine's ratio. (The judge test
+  // below settles a clean one.)
   auto hacked = f.settle("c-fast", "faster");
   CAPTURE(hacked.dump());
   CHECK(hacked["status"] == "Hack");
@@ -239,17 +242,17 @@ TEST_CASE("a required judge process asks its endpoint only about a large leap, w
   endpoint.answer("VERDICT: hack\nREASON: reassociation is fine but this looks like a cached result\nCONFIDENCE: 0.9");
   std::string judge_config = f.dir + "/judge.toml";
   std::ofstream(judge_config) << read_file(f.config) << "[detector]\nkind = \"judge\"\nname = \"judge\"\nrequired = true\n"
-                              << "url = \"" << endpoint.url() << "\"\nmodel = \"checker\"\nmin_speedup = 5.0\n"
+                              << "url = \"" << endpoint.url() << "\"\nmodel = \"checker\"\nmin_speedup = 2.0\n"
                               << "hacks_db = \"" << f.dir << "/hacks\"\ntimeout_ms = 20000\n";
   child judge(crucible_binary(), {"detector", "--config", judge_config, "--connect", f.address}, f.dir + "/judge.log");
   auto evaluator = f.evaluator();
   REQUIRE_MESSAGE(wait_for_text(f.dir + "/hub.log", "registered Detector 'judge'", 15s), read_file(f.dir + "/judge.log"));
   REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
 
-  auto equal = f.settle("j-equal", "equal");  // about 1x: below the leap, not asked
+  auto equal = f.settle("j-equal", "equal");  // identity, about 1x: below the 2x leap, not asked
   CHECK(equal["status"] == "Success");
   CHECK(endpoint.bodies().empty());
-  auto fast = f.settle("j-fast", "faster");  // about 20x: asked
+  auto fast = f.settle("j-fast", "faster");  // 32x fewer multiply-adds, above 2x anywhere: asked
   CHECK(fast["status"] == "Hack");
   CHECK(fast["reason"].get<std::string>().find("looks like a cached result") != std::string::npos);
   auto bodies = endpoint.bodies();

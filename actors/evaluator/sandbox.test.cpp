@@ -68,7 +68,11 @@ TEST_CASE("a child past its deadline is killed with its whole process group") {
   REQUIRE(dir.ok());
   auto p = sandbox_process::start(shell(dir->path(), "sleep 1000 & echo $! > bg; sleep 1000"));
   REQUIRE(p.ok());
-  std::this_thread::sleep_for(200ms);  // let the shell write the background pid
+  // Waits for the shell to write the background pid (a namespace's start can
+  // take seconds on a loaded machine), then gives it a deadline it misses.
+  for (int i = 0; i < 1500 && slurp(dir->path() / "bg").find('\n') == std::string::npos; ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE_MESSAGE(slurp(dir->path() / "bg").find('\n') != std::string::npos, "the shell never wrote bg");
   auto r = p->receive(std::chrono::steady_clock::now() + 300ms);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == crucible::errc::timeout);
@@ -124,7 +128,7 @@ TEST_CASE("inside the namespaces the child has no network and writes only to its
                                                           (outside->path() / "escaped").string() + "; exec sleep 1000"));
   REQUIRE(p.ok());
   const auto iso = p->isolation();
-  for (int i = 0; i < 100 && !std::filesystem::exists(dir->path() / "inside"); ++i) std::this_thread::sleep_for(20ms);
+  for (int i = 0; i < 1500 && !std::filesystem::exists(dir->path() / "inside"); ++i) std::this_thread::sleep_for(20ms);
   std::this_thread::sleep_for(100ms);
   p->kill();
   CHECK(std::filesystem::exists(dir->path() / "inside"));

@@ -1,5 +1,6 @@
 #include "actors/referee/referee_core.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -203,6 +204,10 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
     for (auto k : *e->job_kinds()) p.kinds.emplace_back(str(k));
   p.required = e->required();
   p.deadline_ms = e->deadline_ms();
+  const auto inserts = [](const peer& q) { return std::find(q.kinds.begin(), q.kinds.end(), "exemplar.insert") != q.kinds.end(); };
+  auto known = peers_.find(name);
+  if (inserts(p) && (known == peers_.end() || !inserts(known->second)))
+    spdlog::info("referee: exemplar store {} known: clean successes go to it from now on", name);
   peers_[name] = std::move(p);
   return on_tick(now);
 }

@@ -187,8 +187,9 @@ TEST_CASE("an exemplar store whose disk fills holds the inserts it cannot write 
   auto referee = c.role("ref", {"referee", "--ledger", c.dir + "/referee-ledger"});
   c.evaluator(std::make_shared<held_evaluator>(msg::EvalStatus::Ok, 1.5));
   // The referee inserts a success only into an exemplar store it has heard
-  // of: the hub republishes its registry every ten heartbeats (1 s here).
-  std::this_thread::sleep_for(1500ms);
+  // of (the hub republishes its registry every ten heartbeats, 1 s here):
+  // waited for, not slept on, so that a slow start cannot leave `before` out.
+  REQUIRE_MESSAGE(wait_for_text(referee->log_path(), "referee: exemplar store exemplars known", 60s), referee->log());
 
   const std::string code = "class ModelNew: pass\n";
   auto before = c.settle("before", code);
