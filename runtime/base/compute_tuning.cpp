@@ -28,6 +28,15 @@ void tune_process_for_compute() {
     std::fprintf(stderr, "crucible: mallopt(M_MMAP_MAX, 0) refused: large tensors will come from mmap\n");
   if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr && mallopt(M_TRIM_THRESHOLD, 1 << 30) != 1)
     std::fprintf(stderr, "crucible: mallopt(M_TRIM_THRESHOLD, 1 GiB) refused\n");
+  // One arena, the main one, for every thread: a thread's own 64 MiB heap
+  // that empties is unmapped whatever M_TRIM_THRESHOLD says, and mapped again
+  // at the next step, so the rollouts' and the learner's tensors came from
+  // fresh pages each time (CPU quick-start: 4.05 million minor faults and
+  // 136 s for 12 groups of stage 3, against 2.74 million and 106 s with one
+  // arena; docs/benchmarks.md, "Starting a worker"). MALLOC_ARENA_MAX in the
+  // environment overrides it.
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr && mallopt(M_ARENA_MAX, 1) != 1)
+    std::fprintf(stderr, "crucible: mallopt(M_ARENA_MAX, 1) refused\n");
 }
 
 std::vector<int> allowed_cores() {

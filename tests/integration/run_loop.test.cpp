@@ -32,6 +32,40 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   return out;
 }
 
+// Stage 1 of the README's config, as the quick-start case below made it
+// (about 160 s of the suite's 2 cores): the LoRA case, whose stage 1 is the
+// same config and seed, starts its stage 3 from it instead of training it
+// again. Kept only while newer than the crucible binary that made it.
+const std::filesystem::path stage1_cache = std::filesystem::path(CRUCIBLE_BINARY_DIR) / "test-cache" / "quickstart-stage1";
+
+void keep_stage1(const std::string& run_dir) {
+  const auto record = read_jsonl(run_dir + "/stage1.json");
+  REQUIRE(record.size() == 1);
+  std::filesystem::remove_all(stage1_cache);
+  std::filesystem::create_directories(stage1_cache);
+  std::filesystem::copy(record[0]["policy"].get<std::string>(), stage1_cache / "policy",
+                        std::filesystem::copy_options::recursive);
+  std::ofstream(stage1_cache / "stage1.json") << record[0].dump() << "\n";
+}
+
+// Puts the kept stage 1 into run_dir as a run that did it would have
+// (run_loop.cpp: stage1.json names the policy, so `crucible run` skips the
+// stage); false when there is none, or an older binary made it.
+bool reuse_stage1(const std::string& run_dir) {
+  std::error_code ec;
+  const auto made = std::filesystem::last_write_time(stage1_cache / "stage1.json", ec);
+  if (ec || made < std::filesystem::last_write_time(crucible_binary())) return false;
+  auto record = read_jsonl((stage1_cache / "stage1.json").string());
+  if (record.size() != 1) return false;
+  const auto policy =
+      std::filesystem::path(run_dir) / "stage1" / std::filesystem::path(record[0]["policy"].get<std::string>()).filename();
+  std::filesystem::create_directories(policy.parent_path());
+  std::filesystem::copy(stage1_cache / "policy", policy, std::filesystem::copy_options::recursive);
+  record[0]["policy"] = policy.string();
+  std::ofstream(std::filesystem::path(run_dir) / "stage1.json") << record[0].dump() << "\n";
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("the quick-start runs end to end and learns: the last fifth of the groups beats the first") {
@@ -91,15 +125,20 @@ TEST_CASE("the quick-start runs end to end and learns: the last fifth of the gro
     CHECK(k["score_default"].get<double>() > 0);
     CHECK(k["policy_version"].is_number());
   }
+  keep_stage1(dir + "/run");
 }
 
 TEST_CASE("the quick-start with LoRA in stage 3 learns as the full-weight loop does, publishing adapters alone") {
   // Issue 21: stage 1 full-weight as in the README's config, stage 3 trains
   // rank-16 adapters on the frozen stage-1 policy ([learner] lora_rank; the
   // learning rate of actors/learner/README.md's hand run, 0.384 -> 1.093).
-  // The same bound as the full-weight case above.
+  // The same bound as the full-weight case above. Stage 1 is that case's
+  // when it ran first with this binary (the same config and seed; CTest
+  // runs the cases in order), else trained here.
   const std::string dir = temp_dir("quickstart-lora");
   const std::string config = quickstart_config(dir, {});
+  const bool reused = reuse_stage1(dir + "/run");
+  MESSAGE(std::string(reused ? "stage 1: the full-weight case's" : "stage 1: trained here"));
   std::string text = read_file(config);
   const std::string learner_block = "\n[learner]\nobjective = \"grpo\"\ngroups_per_batch = 2\nlearning_rate = 5e-5\n";
   REQUIRE_MESSAGE(text.find(learner_block) != std::string::npos, "configs/quickstart.toml's [learner] block changed");
@@ -111,6 +150,7 @@ TEST_CASE("the quick-start with LoRA in stage 3 learns as the full-weight loop d
   const int code = run.wait(1800s);
   INFO(run.log());
   REQUIRE(code == 0);
+  if (reused) CHECK(read_file(dir + "/run.out").find("stage 1: done earlier") != std::string::npos);
   auto summary = nlohmann::json::parse(read_file(dir + "/run/summary.json"));
   CAPTURE(summary.dump());
   MESSAGE("LoRA stage 3: first fifth ", summary["first_fifth"].dump(), ", last fifth ", summary["last_fifth"].dump());
