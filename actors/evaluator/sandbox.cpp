@@ -169,10 +169,11 @@ result<sandbox_process> sandbox_process::start(const sandbox_spec& spec) {
   const pid_t parent = ::getpid();
   // The child shares this process's memory until its execve (CLONE_VM |
   // CLONE_VFORK, as posix_spawn does): a fork would copy the page tables of
-  // a process that may hold a policy of gigabytes (crucible run: 40 ms a
-  // fork at 2.7 GB) and make every page it has copy-on-write, so that the
-  // policy's and the learner's next writes each take a page fault (9.5
-  // million in one rollout thread of the CPU quick-start). This thread
+  // a process that may hold a policy of gigabytes (crucible run holds the
+  // policy, the learner and the evaluator) and make every page it has
+  // copy-on-write, so that the next write to each page faults
+  // (crucible-bench-spawn, 2 GiB: 60-67 ms a fork, and writing 256 MiB
+  // after it 1.0-1.2 s against 2 ms; docs/benchmarks.md). This thread
   // waits until the child has exec'd or exited. Signals stay blocked across
   // the clone, so that no handler of this process runs on the child's stack.
   sigset_t all_signals, old_mask;
