@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <thread>
 
@@ -347,14 +346,17 @@ TEST_CASE("a candidate that does not parse is judged before any worker imports t
 }
 
 // An evaluator with a compile cache of its own, removed with `cache`.
-evaluator fresh_cache_evaluator(std::optional<scratch_dir>& cache) {
+// Options whose compile cache is a fresh directory, held by `cache`.
+evaluator_options fresh_cache_options(std::optional<scratch_dir>& cache) {
   auto dir = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-eval-test", "cache");
   REQUIRE(dir.ok());
   cache.emplace(std::move(dir.value()));
   evaluator_options opt;
   opt.compile.root = cache->path();
-  return evaluator(opt);
+  return opt;
 }
+
+evaluator fresh_cache_evaluator(std::optional<scratch_dir>& cache) { return evaluator(fresh_cache_options(cache)); }
 
 TEST_CASE("an inline extension compiles once, and a broken one is a compile error, both cached") {
   std::optional<scratch_dir> cache;
@@ -390,25 +392,17 @@ TEST_CASE("a compile killed with its evaluator leaves no lock behind: the next e
   // there. torch waits on that lock for ever: every later compile of the
   // kernel ran to the pool's deadline, and the timing worker built it again.
   std::optional<scratch_dir> cache;
-  evaluator_options opt;
-  {
-    auto dir = scratch_dir::create(std::filesystem::temp_directory_path() / "crucible-eval-test", "cache");
-    REQUIRE(dir.ok());
-    cache.emplace(std::move(dir.value()));
-  }
-  opt.compile.root = cache->path();
+  evaluator_options opt = fresh_cache_options(cache);
   opt.compile.timeout_s = 240;  // the old failure in minutes, not the default 10
   const auto dir = tasks / "cpu" / "scale_relu";
-  std::string source;
-  {
-    std::ifstream in(dir / "inline_kernel.py");
-    source.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const auto req = load_request(dir / "task.py", dir / "inline_kernel.py", "cpu", 7);
+  REQUIRE(req.ok());
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {  // the evaluator about to be killed: its compile pool alone
     compile_cache c(opt.compile);
-    (void)c.prepare(source, "", worker_environment::defaults(), evaluator_options::default_scratch_root(), {});
+    (void)c.prepare(req->candidate_source, "", worker_environment::defaults(),
+                    evaluator_options::default_scratch_root(), {});
     ::_exit(0);
   }
   auto lock_left = [&] {

@@ -1,6 +1,5 @@
 #include "actors/referee/referee_core.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -204,9 +203,8 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
     for (auto k : *e->job_kinds()) p.kinds.emplace_back(str(k));
   p.required = e->required();
   p.deadline_ms = e->deadline_ms();
-  const auto inserts = [](const peer& q) { return std::find(q.kinds.begin(), q.kinds.end(), "exemplar.insert") != q.kinds.end(); };
   auto known = peers_.find(name);
-  if (inserts(p) && (known == peers_.end() || !inserts(known->second)))
+  if (p.takes_inserts() && (known == peers_.end() || !known->second.takes_inserts()))
     spdlog::info("referee: exemplar store {} known: clean successes go to it from now on", name);
   peers_[name] = std::move(p);
   return on_tick(now);
@@ -383,9 +381,8 @@ status referee_core::settle(candidate_record& r, m::SettlementStatus st, double 
   f.settled_ns = now;
   r.settlement = settlement_envelope(*c, f, sender_);
   r.at = stage::settled;
-  bool exemplar_known = false;
-  for (auto& [name, p] : peers_)
-    for (auto& k : p.kinds) exemplar_known |= k == "exemplar.insert";
+  const bool exemplar_known =
+      std::any_of(peers_.begin(), peers_.end(), [](const auto& named) { return named.second.takes_inserts(); });
   r.insert_wanted = options_.insert_exemplars && exemplar_known && st == m::SettlementStatus::Success && reward > 0;
   CRUCIBLE_TRY(store(r));
   ++settled_count_;

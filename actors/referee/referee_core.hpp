@@ -15,6 +15,8 @@
 // recording failed is not acknowledged.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -89,6 +91,10 @@ class referee_core {
     std::vector<std::string> kinds;
     bool required = false;
     std::uint32_t deadline_ms = 0;
+    // An exemplar store: it takes the clean successes' inserts.
+    bool takes_inserts() const {
+      return std::find(kinds.begin(), kinds.end(), "exemplar.insert") != kinds.end();
+    }
   };
 
   status advance(candidate_record& r, std::int64_t now);

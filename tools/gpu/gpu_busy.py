@@ -16,15 +16,30 @@ import json
 import sys
 
 
+def stamp(text):
+    """nvidia-smi's timestamp as Unix seconds (gpu_clocks.py uses it too)."""
+    return datetime.datetime.strptime(text, "%Y/%m/%d %H:%M:%S.%f").timestamp()
+
+
+def evaluations(path):
+    """Each evaluation of a crucible-bench-eval run's JSON lines, in order
+    (gpu_clocks.py uses it too); exits naming the line that is not JSON."""
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            try:
+                yield json.loads(line)
+            except ValueError:
+                sys.exit("%s:%d: not JSON" % (path, n))
+
+
 def samples(path):
     out = []
     with open(path) as f:
-        for n, line in enumerate(f, 1):
+        for line in f:
             parts = [p.strip() for p in line.split(",")]
             if len(parts) != 2 or not parts[1].isdigit():
                 continue  # a line cut by the sampler's kill
-            stamp = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-            out.append((stamp, int(parts[1])))
+            out.append((stamp(parts[0]), int(parts[1])))
     return out
 
 
@@ -33,18 +48,13 @@ def main():
         sys.exit(__doc__)
     util = samples(sys.argv[1])
     windows = {}
-    with open(sys.argv[2]) as f:
-        for n, line in enumerate(f, 1):
-            try:
-                e = json.loads(line)
-            except ValueError:
-                sys.exit("%s:%d: not JSON" % (sys.argv[2], n))
-            end = e["finished_unix"]
-            pass_name = e.get("pass", "all")
-            if pass_name not in windows:  # [start, end of the first evaluation, end]
-                windows[pass_name] = [end - e["duration_s"], end, end]
-            w = windows[pass_name]
-            w[0], w[2] = min(w[0], end - e["duration_s"]), max(w[2], end)
+    for e in evaluations(sys.argv[2]):
+        end = e["finished_unix"]
+        pass_name = e.get("pass", "all")
+        if pass_name not in windows:  # [start, end of the first evaluation, end]
+            windows[pass_name] = [end - e["duration_s"], end, end]
+        w = windows[pass_name]
+        w[0], w[2] = min(w[0], end - e["duration_s"]), max(w[2], end)
     for name, (lo, first_end, hi) in windows.items():
         # The whole pass, then from the end of its first evaluation (which,
         # in a warm pass, also waited for the pool's start).

@@ -18,9 +18,9 @@ milliseconds it waited runnable for a CPU, its involuntary switches).
 Usage: python3 tools/gpu/gpu_clocks.py GPU_CLOCKS.csv RUN.jsonl
 Called by tools/gpu/reward_integrity.sh (step 3).
 """
-import datetime
-import json
 import sys
+
+from gpu_busy import evaluations, stamp  # beside this file
 
 
 def samples(path):
@@ -31,11 +31,9 @@ def samples(path):
             if len(parts) != 6:
                 continue  # a line cut by the sampler's kill, or an error line
             try:
-                stamp = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-                values = [float(p) for p in parts[1:5]]
+                out.append((stamp(parts[0]), [float(p) for p in parts[1:5]], parts[5]))
             except ValueError:
                 continue
-            out.append((stamp, values, parts[5]))
     return out
 
 
@@ -48,27 +46,22 @@ def main():
     print("| job | pass | repeat | reward | cand us | ref us | SM MHz | mem MHz | W | C | reasons | samples "
           "| cores | run-queue ms | switches |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    with open(sys.argv[2]) as f:
-        for n, line in enumerate(f, 1):
-            try:
-                e = json.loads(line)
-            except ValueError:
-                sys.exit("%s:%d: not JSON" % (sys.argv[2], n))
-            phases = e.get("phase_s", {})
-            end = e["finished_unix"] - phases.get("close", 0)
-            start = end - phases.get("timing", 0)
-            inside = [(v, r) for t, v, r in clocks if start <= t <= end]
-            if inside:
-                means = ["%.0f" % (sum(v[i] for v, _ in inside) / len(inside)) for i in range(4)]
-                reasons = " ".join(sorted({r for _, r in inside}))
-            else:
-                means, reasons = ["-"] * 4, "-"
-            host = e.get("timing_host", {})
-            print("| %s | %s | %s | %s | %.2f | %.2f | %s | %d | %s | %.1f | %s |" % (
-                e.get("job", "?"), e.get("pass", "-"), e.get("repeat", "-"), e.get("reward", 0),
-                e.get("cand_us", 0), e.get("ref_us", 0), " | ".join(means + [reasons]), len(inside),
-                ",".join(str(c) for c in host.get("cores", [])) or "-", 1e3 * host.get("runqueue_wait_s", 0),
-                host.get("involuntary_switches", "-")))
+    for e in evaluations(sys.argv[2]):
+        phases = e.get("phase_s", {})
+        end = e["finished_unix"] - phases.get("close", 0)
+        start = end - phases.get("timing", 0)
+        inside = [(v, r) for t, v, r in clocks if start <= t <= end]
+        if inside:
+            means = ["%.0f" % (sum(v[i] for v, _ in inside) / len(inside)) for i in range(4)]
+            reasons = " ".join(sorted({r for _, r in inside}))
+        else:
+            means, reasons = ["-"] * 4, "-"
+        host = e.get("timing_host", {})
+        print("| %s | %s | %s | %s | %.2f | %.2f | %s | %d | %s | %.1f | %s |" % (
+            e.get("job", "?"), e.get("pass", "-"), e.get("repeat", "-"), e.get("reward", 0),
+            e.get("cand_us", 0), e.get("ref_us", 0), " | ".join(means + [reasons]), len(inside),
+            ",".join(str(c) for c in host.get("cores", [])) or "-", 1e3 * host.get("runqueue_wait_s", 0),
+            host.get("involuntary_switches", "-")))
 
 
 if __name__ == "__main__":
