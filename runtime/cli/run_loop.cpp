@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <prometheus/registry.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/learner/learner_actor.hpp"
@@ -40,6 +41,7 @@
 #include "runtime/cli/run_jobs.hpp"
 #include "runtime/cli/run_report.hpp"
 #include "runtime/cli/run_stack.hpp"
+#include "runtime/metrics/read_back.hpp"
 #include "runtime/cli/run_summary.hpp"
 #include "runtime/config/runtime_options.hpp"
 #include "runtime/log/log.hpp"
@@ -131,7 +133,20 @@ struct progress {
   std::size_t groups = 0, samples = 0, successes = 0;
   double reward_sum = 0;
   std::size_t versions = 0;
+  double evaluator_busy = -1;  // share of the evaluators' time spent evaluating; < 0: none yet
 };
+
+// The evaluators' busy share since stage 3 began: the seconds their
+// finished evaluations took (crucible_evaluator_busy_seconds_total, all of
+// this process's evaluators) over evaluators x elapsed seconds. An
+// evaluation still running is not counted yet, so the share lags by at
+// most one evaluation per evaluator. Issue 22: below 1, the rollouts do
+// not keep the evaluators fed.
+double evaluator_busy(const metrics::registry_ptr& registry, std::size_t evaluators, double elapsed_s) {
+  if (evaluators == 0 || elapsed_s <= 0) return -1;
+  return metrics::counter_sum(registry, "crucible_evaluator_busy_seconds_total") /
+         (static_cast<double>(evaluators) * elapsed_s);
+}
 
 progress measure(referee::candidate_ledger& ledger, const fs::path& metrics) {
   progress p;
@@ -154,10 +169,11 @@ void print_progress(const progress& p, std::uint64_t target, double elapsed_s, b
     bar = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] ";
   }
   const double n = static_cast<double>(std::max<std::size_t>(p.samples, 1));
+  const std::string busy = p.evaluator_busy >= 0 ? fmt::format(" | evaluators busy {:.2f}", p.evaluator_busy) : "";
   std::string line = fmt::format("stage 3: {}groups {}{} | samples {} | success {:.2f} | mean reward {:.2f} | learner "
-                                 "v{} | {:.0f} s",
+                                 "v{}{} | {:.0f} s",
                                  bar, p.groups, target ? fmt::format("/{}", target) : "", p.samples,
-                                 static_cast<double>(p.successes) / n, p.reward_sum / n, p.versions, elapsed_s);
+                                 static_cast<double>(p.successes) / n, p.reward_sum / n, p.versions, busy, elapsed_s);
   if (tty)
     std::printf("\r%-110s", line.c_str());
   else
@@ -168,7 +184,10 @@ void print_progress(const progress& p, std::uint64_t target, double elapsed_s, b
 }  // namespace
 
 int run_loop(const config::file& file, const run_options& run, const std::string& dir_text, bool resume,
-             const metrics::registry_ptr& registry) {
+             const metrics::registry_ptr& endpoint_registry) {
+  // The roles record their metrics even without an endpoint: the progress
+  // line reads the evaluators' busy seconds back from this registry.
+  const metrics::registry_ptr registry = endpoint_registry ? endpoint_registry : std::make_shared<prometheus::Registry>();
   const fs::path dir(dir_text);
   learner::learner_options sft, lo;
   rollout::rollout_options ro;
@@ -245,9 +264,9 @@ int run_loop(const config::file& file, const run_options& run, const std::string
     stack.adopt(*actor);
     ++running;
   }
+  const std::size_t evaluators = run.devices.empty() ? run.evaluators : run.devices.size();
   std::printf("stage 3: %s; %u rollout(s) (%s), %zu evaluator(s) (protocol %s)\n", lo.policy.c_str(), run.rollouts,
-              rollout::describe(ro).c_str(), run.devices.empty() ? run.evaluators : run.devices.size(),
-              run.protocol.c_str());
+              rollout::describe(ro).c_str(), evaluators, run.protocol.c_str());
   std::fflush(stdout);
 
   referee::candidate_ledger ledger(stack.store());
@@ -278,7 +297,9 @@ int run_loop(const config::file& file, const run_options& run, const std::string
       break;
     }
     if (clock_type::now() - last_print >= std::chrono::seconds(tty ? 2 : 15)) {
-      print_progress(measure(ledger, lo.metrics_file), run.groups, elapsed, tty);
+      auto p = measure(ledger, lo.metrics_file);
+      p.evaluator_busy = evaluator_busy(registry, evaluators, elapsed);
+      print_progress(p, run.groups, elapsed, tty);
       last_print = clock_type::now();
     }
     // Stage 3 is done once the learner has trained [run] groups groups, even
@@ -293,6 +314,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
     }
   }
   const double elapsed = std::chrono::duration<double>(clock_type::now() - started).count();
+  const double busy = evaluator_busy(registry, evaluators, elapsed);
   if (tty) std::printf("\n");
   stack.stop();
 
@@ -325,6 +347,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
                             {"elapsed_s", elapsed},
                             {"stopped_by_time_limit", stopped_by_limit},
                             {"tasks_dir", fs::absolute(run.tasks_dir).string()}};
+  if (busy >= 0) summary["evaluator_busy_fraction"] = busy;
   if (elapsed > 0) summary["groups_per_hour_this_session"] = static_cast<double>(groups.size()) * 3600.0 / elapsed;
   if (groups.size() >= 2) {
     const double span_s = static_cast<double>(groups.back().settled_ns - groups.front().started_ns) / 1e9;

@@ -92,6 +92,12 @@ TEST_CASE("the quick-start runs end to end and learns: the last fifth of the gro
   CHECK(summary["learned"].get<bool>());
   CHECK(summary["last_fifth"]["mean_reward"].get<double>() >=
         summary["first_fifth"]["mean_reward"].get<double>() + 0.15);
+  // The evaluators' busy share is printed as the run goes and kept in the
+  // summary (issue 22). One evaluator measures one candidate at a time, so
+  // its finished evaluations cannot take more seconds than stage 3 had.
+  CHECK(out.find("| evaluators busy ") != std::string::npos);
+  CHECK(summary["evaluator_busy_fraction"].get<double>() > 0);
+  CHECK(summary["evaluator_busy_fraction"].get<double>() <= 1.0 + 1e-3);
   // Rewards are measured speedups of successes, 0 for everything else, and
   // at least one sample succeeded (stage 1 taught the policy to write code).
   int successes = 0;

@@ -7,8 +7,8 @@ samples WORK/util-STALENESS.txt ("UNIX_TIME UTIL..." lines, none on CPU),
 the run's last Prometheus scrape WORK/metrics-STALENESS.txt, the stage 3
 start WORK/stage3-STALENESS.start and the exported kernels
 WORK/kernels-STALENESS.jsonl, and prints Markdown: candidates settled per
-GPU-hour, busy fraction (nvidia-smi, and the evaluator's own busy seconds
-over stage 3), statuses, defences fired, the staleness of the trained groups,
+GPU-hour, busy fraction (nvidia-smi, and summary.json's
+evaluator_busy_fraction: the evaluators' own busy seconds over stage 3), statuses, defences fired, the staleness of the trained groups,
 groups per hour, and the ratio of the first run's groups per hour to the
 last's (asynchronous over synchronous when STALENESS is "4 0").
 
@@ -60,7 +60,6 @@ def figures(work, staleness, devices):
             if len(parts) > 1 and t0 <= float(parts[0]) <= t0 + elapsed:
                 util.append(sum(map(float, parts[1:])) / (len(parts) - 1))
     metrics = scrape(work / f"metrics-{staleness}.txt")
-    busy_s = sum(v for (k, _), v in metrics.items() if k == "crucible_evaluator_busy_seconds_total")
     defences = {}
     for (k, labels), v in metrics.items():
         if k == "crucible_evaluator_defences_fired_total" and v:
@@ -80,8 +79,8 @@ def figures(work, staleness, devices):
         "evaluated": len(evaluated), "per_gpu_hour": len(rows) / (hours * gpus) if hours else 0,
         "evaluated_per_gpu_hour": len(evaluated) / (hours * gpus) if hours else 0,
         "busy_smi": sum(util) / len(util) / 100 if util else None, "smi_samples": len(util),
-        # The evaluator's busy seconds over the run (stage 3 is all of its life).
-        "busy_evaluator": busy_s / (elapsed * gpus) if elapsed and metrics else None,
+        # The evaluators' busy seconds over evaluators x stage 3's seconds (crucible run's own figure).
+        "busy_evaluator": summary.get("evaluator_busy_fraction"),
         "statuses": statuses, "defences": defences, "staleness_groups": stale,
         "groups_per_hour": summary["groups"] / hours if hours else 0, "versions": summary.get("versions", 0),
         "kernels": kernels, "first": summary["first_fifth"], "last": summary["last_fifth"],
