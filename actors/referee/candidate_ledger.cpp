@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/referee/measurement_reuse.hpp"
+
 namespace crucible::referee {
 
 using json = nlohmann::json;
@@ -36,7 +38,7 @@ std::string encode(const candidate_record& r) {
             {"verify_since_ns", r.verify_since_ns}, {"verify_submitted_ns", r.verify_submitted_ns},
             {"verified", r.verified}, {"verify_note", r.verify_note}, {"detectors_asked", r.detectors_asked},
             {"detectors", detectors}, {"settlement", bin(r.settlement)}, {"published", r.published},
-            {"insert_wanted", r.insert_wanted}, {"inserted", r.inserted}};
+            {"insert_wanted", r.insert_wanted}, {"inserted", r.inserted}, {"reused_from", r.reused_from}};
   auto cbor = json::to_cbor(j);
   return std::string(cbor.begin(), cbor.end());
 }
@@ -69,6 +71,7 @@ result<candidate_record> decode(std::string_view data) {
     r.published = j.at("published");
     r.insert_wanted = j.at("insert_wanted");
     r.inserted = j.at("inserted");
+    r.reused_from = j.value("reused_from", std::string());  // absent in ledgers written before it
     return r;
   } catch (const std::exception& e) {
     return make_error(errc::corrupt, std::string("candidate record does not decode: ") + e.what());
@@ -116,6 +119,19 @@ result<std::vector<candidate_record>> candidate_ledger::unfinished() {
 
 result<std::vector<candidate_record>> candidate_ledger::settled(std::string_view id_prefix) {
   return records(id_prefix, [](const candidate_record& r) { return r.at == stage::settled; });
+}
+
+result<std::string> candidate_ledger::code_source(const std::string& task_id, std::string_view code) {
+  auto v = kv_->get(family::candidates, code_key(task_id, code));
+  if (!v) return v.error();
+  return *v ? **v : std::string();
+}
+
+status candidate_ledger::set_code_source(const std::string& task_id, std::string_view code,
+                                         const std::string& candidate_id) {
+  storage::write_batch b;
+  b.put(family::candidates, code_key(task_id, code), candidate_id);
+  return kv_->write(b);
 }
 
 result<double> candidate_ledger::best_verified(const std::string& task_id) {

@@ -4,7 +4,8 @@
 // settlement it made.
 //
 // Keys: "c/<candidate id>" one candidate_record (CBOR); "best/<task id>" the
-// task's best verified speedup (text). Used only by referee_core, on the
+// task's best verified speedup (text); "m/<task id>/<code hash>" the
+// candidate whose measurement serves that code (measurement_reuse.hpp). Used only by referee_core, on the
 // referee actor's thread. Every write is durable (write-ahead log) when it
 // returns. Errors: errc::io and errc::corrupt from storage, naming the key.
 #pragma once
@@ -54,6 +55,10 @@ struct candidate_record {
   bytes settlement;            // the Settlement envelope once settled
   bool published = false;      // the settlement event was handed to the bus
   bool insert_wanted = false, inserted = false;  // exemplar.insert of a clean success
+  // The earlier candidate with the same task and code whose Measurement
+  // this one takes or waits for instead of a measure job
+  // (measurement_reuse.hpp); empty: measured for itself.
+  std::string reused_from;
 };
 
 std::string encode(const candidate_record& r);
@@ -72,6 +77,11 @@ class candidate_ledger {
   // (`crucible run` reads its rollouts' rewards from here: each candidate
   // once, however often its jobs were delivered).
   result<std::vector<candidate_record>> settled(std::string_view id_prefix);
+
+  // The candidate whose measurement serves this task's code (empty when
+  // none yet), and its update.
+  result<std::string> code_source(const std::string& task_id, std::string_view code);
+  status set_code_source(const std::string& task_id, std::string_view code, const std::string& candidate_id);
 
   // The task's best verified speedup (0 when none) and its update.
   result<double> best_verified(const std::string& task_id);

@@ -1,10 +1,12 @@
 #include "actors/referee/referee_core.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/referee/measurement_reuse.hpp"
 #include "actors/referee/referee_wire.hpp"
 
 namespace crucible::referee {
@@ -50,8 +52,8 @@ status referee_core::recover(std::int64_t now) {
 void referee_core::emit_outstanding(const candidate_record& r) {
   if (r.at == stage::settled) return;  // after_settled() resumes publication and insertion
   if (r.measurement.empty()) {
-    out_.jobs.push_back({"measure/" + r.id, "measure", r.candidate, {}});
-    return;
+    if (r.reused_from.empty()) out_.jobs.push_back({"measure/" + r.id, "measure", r.candidate, {}});
+    return;  // one that reuses a measurement is resolved by advance()
   }
   if (r.verify_needed && !r.verify_done && r.verify_submitted_ns && r.verification.empty()) {
     auto* meas = payload_of<m::Measurement>(r.measurement);
@@ -106,8 +108,52 @@ status referee_core::on_settle(const bytes& candidate, std::int64_t now) {
     sweep();
     return s;
   }
+  if (options_.reuse_identical) {
+    auto source = ledger_.code_source(task, str(c->code()));
+    if (!source) return recorded(id, source.error());
+    if (!source->empty() && *source != id) {
+      rec.reused_from = *source;
+      CRUCIBLE_TRY(recorded(id, store(rec)));
+      auto s = recorded(id, advance(rec, now));
+      sweep();
+      return s;
+    }
+    if (source->empty()) CRUCIBLE_TRY(recorded(id, ledger_.set_code_source(task, str(c->code()), id)));
+  }
   CRUCIBLE_TRY(recorded(id, store(rec)));
-  out_.jobs.push_back({"measure/" + id, "measure", candidate, {}});
+  measure(rec);
+  return {};
+}
+
+void referee_core::measure(candidate_record& r) {
+  out_.jobs.push_back({"measure/" + r.id, "measure", r.candidate, {}});
+}
+
+status referee_core::take_reused(candidate_record& r) {
+  std::optional<candidate_record> loaded;
+  const candidate_record* source = nullptr;
+  if (auto it = active_.find(r.reused_from); it != active_.end()) {
+    source = &it->second;
+  } else {
+    auto got = ledger_.get(r.reused_from);
+    if (!got) return got.error();
+    if (*got) source = &loaded.emplace(std::move(**got));
+  }
+  if (source && source->measurement.empty() && source->at != stage::settled) return {};  // still measured: wait
+  const auto code = [](const candidate_record& x) { return std::string(str(payload_of<m::Candidate>(x.candidate)->code())); };
+  if (source && !source->measurement.empty() && code(*source) == code(r) &&
+      reusable(payload_of<m::Measurement>(source->measurement)->status())) {
+    r.measurement = source->measurement;
+    r.at = stage::measured;
+    return store(r);
+  }
+  // The source cannot serve (its measurement failed, or is one a busy
+  // machine can cause): this candidate is measured, and serves the copies
+  // after it.
+  r.reused_from.clear();
+  CRUCIBLE_TRY(store(r));
+  if (options_.reuse_identical) CRUCIBLE_TRY(ledger_.set_code_source(r.task, code(r), r.id));
+  measure(r);
   return {};
 }
 
@@ -185,6 +231,14 @@ status referee_core::on_result(const job_outcome& res, std::int64_t now) {
   if (changed) CRUCIBLE_TRY(recorded(cid, store(r)));
   out_.acks.push_back(res.id);
   auto s = recorded(cid, advance(r, now));
+  if (kind == "measure") {  // the copies waiting for this measurement take it now, not at the next tick
+    std::vector<std::string> waiting;
+    for (auto& [id, other] : active_)
+      if (other.reused_from == cid && other.measurement.empty()) waiting.push_back(id);
+    for (auto& id : waiting)
+      if (auto it2 = active_.find(id); it2 != active_.end())
+        if (auto s2 = recorded(id, advance(it2->second, now)); !s2 && s) s = s2;
+  }
   sweep();
   return s;
 }
@@ -244,6 +298,7 @@ std::string referee_core::second_evaluator(const std::string& model, const std::
 
 status referee_core::advance(candidate_record& r, std::int64_t now) {
   if (r.at == stage::settled) return after_settled(r);
+  if (r.measurement.empty() && !r.reused_from.empty()) CRUCIBLE_TRY(take_reused(r));
   if (r.measurement.empty()) return {};
   auto* meas = payload_of<m::Measurement>(r.measurement);
   if (meas->status() != m::EvalStatus::Ok)
@@ -378,6 +433,7 @@ status referee_core::settle(candidate_record& r, m::SettlementStatus st, double 
   f.speedup_raw = meas ? meas->speedup_raw() : 0;
   f.verified = r.verified && st == m::SettlementStatus::Success;
   f.reason = std::move(reason);
+  if (!r.reused_from.empty() && meas) f.reason += "; the measurement of identical candidate " + r.reused_from;
   f.settled_ns = now;
   r.settlement = settlement_envelope(*c, f, sender_);
   r.at = stage::settled;

@@ -100,6 +100,11 @@ class referee_core {
   status advance(candidate_record& r, std::int64_t now);
   status verify_step(candidate_record& r, const msg::Measurement& m, std::int64_t now, bool& waiting);
   status judge_step(candidate_record& r, const msg::Measurement& m, std::int64_t now, bool& waiting);
+  // A candidate with reused_from: takes that candidate's measurement, waits
+  // while it is measured, or is measured for itself when it cannot serve
+  // (measurement_reuse.hpp).
+  status take_reused(candidate_record& r);
+  void measure(candidate_record& r);
   status settle(candidate_record& r, msg::SettlementStatus st, double reward, std::string reason, std::int64_t now);
   status after_settled(candidate_record& r);
   void emit_outstanding(const candidate_record& r);

@@ -52,7 +52,12 @@ struct rig {
   std::unique_ptr<referee_core> core;
   referee_outbox out;  // everything produced since the last clear()
 
-  rig() { start(); }
+  // Every candidate here has the same code unless a case gives its own:
+  // measurement reuse is off but in the cases about it.
+  rig() {
+    options.reuse_identical = false;
+    start();
+  }
   void start() {
     core = std::make_unique<referee_core>(options, kv, "referee", [this](const candidate_record& r,
                                                                          const std::string& reason,
@@ -492,4 +497,99 @@ TEST_CASE("a settlement whose publication cannot be recorded is published once w
   r.tick(40 * ms);
   CHECK(r.out.publish.size() == 1);
   CHECK((*ledger.get("a"))->published);
+}
+
+// [referee] reuse_identical (measurement_reuse.hpp).
+TEST_CASE("identical code is measured once: copies take the measurement, wait for it, and say whose it is") {
+  rig r;
+  r.options.reuse_identical = true;
+  r.start();
+  r.two_evaluators(0);
+  const std::string gelu = "class ModelNew: gelu", relu = "class ModelNew: relu";
+  r.settle("a", 0, gelu);
+  r.settle("b", 1 * ms, gelu);  // submitted while a is measured: waits for a's measurement
+  r.settle("c", 2 * ms, relu);  // other code: its own job
+  CHECK(r.has_job("measure/a"));
+  CHECK_FALSE(r.has_job("measure/b"));
+  CHECK(r.has_job("measure/c"));
+  r.result("measure/a", measurement("a", 1.5, "ev1"), "ev1", 10 * ms);
+  CHECK(r.settlement("a")->reward() == doctest::Approx(1.5));
+  CHECK(r.settlement("b")->reward() == doctest::Approx(1.5));  // at once, not at the next tick
+  CHECK(str(r.settlement("b")->reason()).find("the measurement of identical candidate a") != std::string_view::npos);
+  CHECK(str(r.settlement("a")->reason()).find("identical") == std::string_view::npos);
+  r.settle("d", 20 * ms, gelu);  // after a settled: takes it at once
+  CHECK_FALSE(r.has_job("measure/d"));
+  CHECK(r.settlement("d")->reward() == doctest::Approx(1.5));
+  // The same code under another task is that task's own.
+  REQUIRE(r.core->on_settle(candidate_envelope("e", "other-task", gelu, "client"), 30 * ms).ok());
+  r.take();
+  CHECK(r.has_job("measure/e"));
+  // Each copy is still settled for itself: one Settlement event each for
+  // a, b and d (c and e wait for their measure jobs).
+  CHECK(r.out.publish.size() == 3);
+}
+
+TEST_CASE("a measurement a busy machine can cause is not reused: the next copy is measured and serves the rest") {
+  for (auto status : {m::EvalStatus::Void, m::EvalStatus::Timeout, m::EvalStatus::Crashed, m::EvalStatus::RuntimeError}) {
+    CAPTURE(m::EnumNameEvalStatus(status));
+    rig r;
+    r.options.reuse_identical = true;
+    r.start();
+    r.settle("a", 0);
+    r.settle("b", 1 * ms);
+    r.result("measure/a", measurement("a", 0, "ev1", status), "ev1", 10 * ms);
+    CHECK(r.settlement("a")->reward() == 0);
+    REQUIRE(r.has_job("measure/b"));  // b measured for itself
+    r.settle("c", 11 * ms);
+    CHECK_FALSE(r.has_job("measure/c"));  // c waits for b, which now serves the code
+    r.result("measure/b", measurement("b", 1.2, "ev1"), "ev1", 20 * ms);
+    CHECK(r.settlement("b")->reward() == doctest::Approx(1.2));
+    CHECK(r.settlement("c")->reward() == doctest::Approx(1.2));
+    CHECK(str(r.settlement("c")->reason()).find("identical candidate b") != std::string_view::npos);
+  }
+  // A measure job that failed outright leaves nothing to reuse either.
+  rig r;
+  r.options.reuse_identical = true;
+  r.start();
+  r.settle("a", 0);
+  r.settle("b", 1 * ms);
+  r.result("measure/a", {}, "", 10 * ms, false);
+  CHECK(r.settlement("a")->status() == m::SettlementStatus::Failure);
+  CHECK(r.has_job("measure/b"));
+}
+
+TEST_CASE("failures and hacks of the same bytes are reused, and a reused hack is recorded for each copy") {
+  for (auto status : {m::EvalStatus::Incorrect, m::EvalStatus::CompileError, m::EvalStatus::Hack}) {
+    CAPTURE(m::EnumNameEvalStatus(status));
+    rig r;
+    r.options.reuse_identical = true;
+    r.start();
+    r.settle("a", 0);
+    r.result("measure/a", measurement("a", 0, "ev1", status), "ev1", 10 * ms);
+    r.settle("b", 20 * ms);
+    CHECK_FALSE(r.has_job("measure/b"));
+    CHECK(r.settlement("b")->status() == r.settlement("a")->status());
+    CHECK(r.settlement("b")->reward() == 0);
+    CHECK(r.hacks.size() == (status == m::EvalStatus::Hack ? 2u : 0u));
+  }
+}
+
+TEST_CASE("a copy waiting for another's measurement survives a restart, and off measures every copy") {
+  rig r;
+  r.options.reuse_identical = true;
+  r.start();
+  r.settle("a", 0);
+  r.settle("b", 1 * ms);
+  r.clear();
+  r.restart(5 * ms);
+  CHECK(r.has_job("measure/a"));  // asked again
+  CHECK_FALSE(r.has_job("measure/b"));  // still waits for a
+  r.result("measure/a", measurement("a", 1.3, "ev1"), "ev1", 10 * ms);
+  CHECK(r.settlement("b")->reward() == doctest::Approx(1.3));
+
+  rig off;  // reuse_identical = false
+  off.settle("a", 0);
+  off.settle("b", 1 * ms);
+  CHECK(off.has_job("measure/a"));
+  CHECK(off.has_job("measure/b"));
 }

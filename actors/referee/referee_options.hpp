@@ -44,6 +44,10 @@ struct referee_options {
   // Clean successes are inserted into the exemplar store (exemplar.insert
   // jobs) when an exemplar service is registered. Default: true.
   bool insert_exemplars = true;
+  // A candidate whose code is byte for byte an earlier candidate's of the
+  // same task takes that candidate's measurement instead of being measured
+  // again (measurement_reuse.hpp says which measurements). Default: true.
+  bool reuse_identical = true;
   // Fault injection, for tests and demonstrations only: the verify job's
   // measured speedup is multiplied by this before the comparison (default
   // 1.0: off). Any other value says so in every verified settlement's reason.

@@ -95,6 +95,9 @@ std::string write_config(const std::string& dir) {
   std::ofstream(path) << "[log]\nlevel = \"info\"\n"
                          "[hub]\nheartbeat_ms = 200\ndead_after_ms = 5000\n"
                          "[bus]\nheartbeat_ms = 200\ndead_after_ms = 5000\nretry_ms = 500\n"
+                         // The policy writes two codes only: every candidate is measured, so
+                         // that host 2 holds measure jobs when it goes and host 4 gets some.
+                         "[referee]\nreuse_identical = false\n"
                          "[learner]\nobjective = \"grpo\"\npolicy = \""
                       << dir << "/policy\"\ngroups_per_batch = 2\nlearning_rate = 1e-5\ntemperature = 0.7\n"
                       << "max_staleness = 2\nmetrics_file = \"" << dir << "/learner-metrics.jsonl\"\n"
