@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stage 3 of the CPU quick-start, GROUPS groups (40), run once per arm from
+# Stage 3 of the CPU quick-start, STAGE3_GROUPS groups (40), run once per arm from
 # the same stage-1 policy: STAGE1 (default build/test-cache/quickstart-stage1,
 # which loop_test's quick-start case leaves: policy/ and stage1.json). Each
 # arm is configs/quickstart.toml as it is, but for what the arm names:
@@ -25,7 +25,7 @@ for arm in ${ARMS:-reuse-on reuse-off}; do
   cp -r "$stage1/policy" "$d/run/stage1/v-250"
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["policy"]=sys.argv[2]; print(json.dumps(r))' \
     "$stage1/stage1.json" "$d/run/stage1/v-250" >"$d/run/stage1.json"
-  sed -e "s/^groups = 40/groups = ${GROUPS:-40}/" -e "s|\"configs/|\"$repo/configs/|g" configs/quickstart.toml >"$d/cfg.toml"
+  sed -e "s/^groups = 40/groups = ${STAGE3_GROUPS:-40}/" -e "s|\"configs/|\"$repo/configs/|g" configs/quickstart.toml >"$d/cfg.toml"
   env=()
   case $arm in
     reuse-on | arenas-one) ;;
