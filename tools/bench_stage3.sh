@@ -38,7 +38,7 @@ for arm in ${ARMS:-reuse-on reuse-off}; do
 import json, sys
 s = json.load(open(sys.argv[1] + "/summary.json"))
 rows = [json.loads(l) for l in open(sys.argv[1] + "/settlements.jsonl")]
-measured = sum(1 for r in rows if r["status"] != "NoCode" and "identical candidate" not in r["reason"])
+measured = sum(1 for r in rows if r["status"] != "NoCode" and not r.get("measurement_of"))
 f, l = s["first_fifth"], s["last_fifth"]
 print(f"stage 3 {s['elapsed_s']:.0f} s; {measured} of {len(rows)} candidates measured; "
       f"reward {f['mean_reward']:.2f} -> {l['mean_reward']:.2f}, success {f['success_rate']:.2f} -> {l['success_rate']:.2f}; "

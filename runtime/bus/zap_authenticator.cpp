@@ -15,6 +15,20 @@ std::filesystem::file_time_type modified(const std::string& dir) {
   return ec ? std::filesystem::file_time_type{} : t;
 }
 
+// f() again while it fails with EINTR (a signal delivered to this thread):
+// a request or reply cut between its parts would leave the REP socket
+// mid-message, and every later peer's authentication would fail with it.
+template <class F>
+auto on_through_signals(F f) {
+  while (true) {
+    try {
+      return f();
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+  }
+}
+
 std::string z85(const std::string& raw) {
   if (raw.size() != 32) return "(not a 32-byte key)";
   char text[41];
@@ -81,7 +95,7 @@ void zap_authenticator::serve() {
       std::vector<std::string> parts;
       while (true) {
         zmq::message_t m;
-        if (!socket_.recv(m, zmq::recv_flags::none)) break;
+        if (!on_through_signals([&] { return socket_.recv(m, zmq::recv_flags::none); })) break;
         parts.push_back(m.to_string());
         if (!m.more()) break;
       }
@@ -96,7 +110,10 @@ void zap_authenticator::serve() {
       std::vector<std::string> reply{"1.0", id, ok ? "200" : "400", ok ? "OK" : "key not in the allow list",
                                      ok ? z85(parts[6]) : "", ""};
       for (std::size_t i = 0; i < reply.size(); ++i)
-        socket_.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+        on_through_signals([&] {
+          return socket_.send(zmq::buffer(reply[i]),
+                              i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+        });
     } catch (const zmq::error_t& e) {
       if (e.num() == ETERM) return;
       if (e.num() != EINTR) spdlog::error("bus: ZAP handler: {}", e.what());

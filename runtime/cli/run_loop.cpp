@@ -331,7 +331,11 @@ int run_loop(const config::file& file, const run_options& run, const std::string
                           {"success_rate", s.success_rate}};
   };
   std::map<std::string, std::size_t> by_status;
-  for (const auto& r : *rows) ++by_status[r.status];
+  std::size_t reused = 0;  // candidates that took an identical one's measurement
+  for (const auto& r : *rows) {
+    ++by_status[r.status];
+    reused += !r.measurement_of.empty();
+  }
   // Learned: the last fifth beats the first on both figures (a policy that
   // does not change moves one of them by chance as often as not).
   const bool learned =
@@ -340,6 +344,7 @@ int run_loop(const config::file& file, const run_options& run, const std::string
                             {"groups", groups.size()},
                             {"samples", rows->size()},
                             {"settlements", by_status},
+                            {"measurements_reused", reused},
                             {"first_fifth", span_json(first)},
                             {"last_fifth", span_json(last)},
                             {"learned", learned},
@@ -363,8 +368,9 @@ int run_loop(const config::file& file, const run_options& run, const std::string
 
   std::string counts;
   for (auto& [status, n] : by_status) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
-  std::printf("\n%zu groups, %zu samples settled (%s); learner at version %zu\n", groups.size(), rows->size(),
-              counts.empty() ? "none" : counts.c_str(), metrics.size());
+  std::printf("\n%zu groups, %zu samples settled (%s; %zu took an identical candidate's measurement); learner at "
+              "version %zu\n",
+              groups.size(), rows->size(), counts.empty() ? "none" : counts.c_str(), reused, metrics.size());
   std::printf("first fifth (%zu groups): mean settled reward %.3f, success rate %.3f\n", first.groups,
               first.mean_reward, first.success_rate);
   std::printf("last fifth  (%zu groups): mean settled reward %.3f, success rate %.3f\n", last.groups, last.mean_reward,

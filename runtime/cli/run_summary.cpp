@@ -27,6 +27,7 @@ result<std::vector<settled_row>> read_settlements(referee::candidate_ledger& led
     row.policy_version = s->policy_version();
     row.submitted_ns = r.submitted_ns;
     row.settled_ns = s->settled_ns();
+    row.measurement_of = r.reused_from;
     if (auto c = messages::open(r.candidate); c && (*c)->payload_as_Candidate())
       row.code = std::string(messages::str((*c)->payload_as_Candidate()->code()));
     rows.push_back(std::move(row));

@@ -73,6 +73,7 @@ result<settled_row> parse_line(const std::string& text, const std::string& where
   CRUCIBLE_TRY(f.text("group", r.group, false));
   CRUCIBLE_TRY(f.text("reason", r.reason, false));
   CRUCIBLE_TRY(f.text("code", r.code, false));
+  CRUCIBLE_TRY(f.text("measurement_of", r.measurement_of, false));
   CRUCIBLE_TRY(f.number("speedup_raw", r.speedup, false));
   CRUCIBLE_TRY(f.flag("verified", r.verified));
   CRUCIBLE_TRY(f.integer("policy_version", r.policy_version));
@@ -91,6 +92,7 @@ json settlement_line(const settled_row& r) {
             {"submitted_ns", r.submitted_ns}, {"settled_ns", r.settled_ns},
             {"reason", r.reason}};
   if (r.status == "Success") j["code"] = r.code;
+  if (!r.measurement_of.empty()) j["measurement_of"] = r.measurement_of;
   return j;
 }
 

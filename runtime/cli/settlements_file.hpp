@@ -22,11 +22,13 @@ struct settled_row {
   std::uint64_t policy_version = 0;  // the policy that generated it
   std::int64_t submitted_ns = 0, settled_ns = 0;
   std::string code;  // the candidate's code; settlements.jsonl keeps it for successes only
+  std::string measurement_of;  // the identical candidate whose measurement it took; empty: its own
 };
 
 // The row's line: candidate, group, task, status, reward, speedup_raw,
-// verified, policy_version, submitted_ns, settled_ns, reason, and code when
-// the status is Success.
+// verified, policy_version, submitted_ns, settled_ns, reason, code when the
+// status is Success, and measurement_of when it took an identical
+// candidate's measurement ([referee] reuse_identical).
 nlohmann::json settlement_line(const settled_row& r);
 
 // Every row of a settlements.jsonl file (blank lines skipped). Errors:

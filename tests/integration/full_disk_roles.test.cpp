@@ -145,10 +145,12 @@ TEST_CASE("a referee whose ledger disk fills holds settle jobs and results namin
   auto evaluator = std::make_shared<held_evaluator>();
   c.evaluator(evaluator);
 
-  const std::string code = "class ModelNew: pass\n";
-  auto before = c.settle("before", code);
+  // Each its own code: a copy of another's would take its measurement
+  // ([referee] reuse_identical) instead of a measure job.
+  auto code = [](const std::string& id) { return "class ModelNew: pass  # " + id + "\n"; };
+  auto before = c.settle("before", code("before"));
   REQUIRE(before->wait(60s) == 0);
-  auto held = c.settle("held", code);  // measured once the disk is full
+  auto held = c.settle("held", code("held"));  // measured once the disk is full
   REQUIRE(evaluator->wait_held(1, 30s));
 
   fs->fill();
@@ -156,7 +158,7 @@ TEST_CASE("a referee whose ledger disk fills holds settle jobs and results namin
   REQUIRE_MESSAGE(wait_for_text(referee->log_path(), "referee: recording the result of measure/held: ", 20s),
                   referee->log());
   CHECK(count_text(referee->log_path(), std::string("rocksdb ") + ledger + ": write: IO error: " + no_space) >= 1);
-  auto fresh = c.settle("fresh", code);
+  auto fresh = c.settle("fresh", code("fresh"));
   auto nocode = c.settle("nocode", "");
   CHECK(wait_for_text(referee->log_path(), "settle job settle/fresh waits until its ledger can record it", 20s));
   CHECK(wait_for_text(referee->log_path(), "settle job settle/nocode waits until its ledger can record it", 20s));

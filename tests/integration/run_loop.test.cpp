@@ -100,9 +100,22 @@ TEST_CASE("the quick-start runs end to end and learns: the last fifth of the gro
   CHECK(summary["evaluator_busy_fraction"].get<double>() <= 1.0 + 1e-3);
   // Rewards are measured speedups of successes, 0 for everything else, and
   // at least one sample succeeded (stage 1 taught the policy to write code).
-  int successes = 0;
-  for (const auto& row : read_jsonl(dir + "/run/settlements.jsonl")) {
+  int successes = 0, reused = 0;
+  std::map<std::string, std::string> success_code;  // candidate -> code
+  const auto rows = read_jsonl(dir + "/run/settlements.jsonl");
+  for (const auto& row : rows)
+    if (row["status"] == "Success") success_code[row["candidate"]] = row["code"];
+  for (const auto& row : rows) {
     CAPTURE(row.dump());
+    // A copy took its source's measurement ([referee] reuse_identical),
+    // names it, and has its code byte for byte.
+    if (row.contains("measurement_of")) {
+      ++reused;
+      const std::string source = row["measurement_of"];
+      CHECK(row["reason"].get<std::string>().find("the measurement of identical candidate " + source) !=
+            std::string::npos);
+      if (success_code.count(source) && row["status"] == "Success") CHECK(success_code[source] == row["code"]);
+    }
     if (row["status"] == "Success") {
       ++successes;
       CHECK(row["reward"].get<double>() > 0);
@@ -111,6 +124,8 @@ TEST_CASE("the quick-start runs end to end and learns: the last fifth of the gro
     }
   }
   CHECK(successes > 0);
+  CHECK(summary["measurements_reused"].get<int>() == reused);
+  CHECK(reused > 0);  // a policy that learned writes its kernels again (191 copies in 240 when measured)
   // The learner trained a version per group batch and the report plots them.
   CHECK(read_jsonl(dir + "/run/metrics.jsonl").size() >= 4);
   CHECK(read_file(dir + "/run/report.html").find("<svg") != std::string::npos);
