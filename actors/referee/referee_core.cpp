@@ -125,7 +125,7 @@ status referee_core::on_settle(const bytes& candidate, std::int64_t now) {
   return {};
 }
 
-void referee_core::measure(candidate_record& r) {
+void referee_core::measure(const candidate_record& r) {
   out_.jobs.push_back({"measure/" + r.id, "measure", r.candidate, {}});
 }
 
@@ -140,7 +140,9 @@ status referee_core::take_reused(candidate_record& r) {
     if (*got) source = &loaded.emplace(std::move(**got));
   }
   if (source && source->measurement.empty() && source->at != stage::settled) return {};  // still measured: wait
-  const auto code = [](const candidate_record& x) { return std::string(str(payload_of<m::Candidate>(x.candidate)->code())); };
+  const auto code = [](const candidate_record& x) {
+    return std::string(str(payload_of<m::Candidate>(x.candidate)->code()));
+  };
   if (source && !source->measurement.empty() && code(*source) == code(r) &&
       reusable(payload_of<m::Measurement>(source->measurement)->status())) {
     r.measurement = source->measurement;

@@ -104,7 +104,7 @@ class referee_core {
   // while it is measured, or is measured for itself when it cannot serve
   // (measurement_reuse.hpp).
   status take_reused(candidate_record& r);
-  void measure(candidate_record& r);
+  void measure(const candidate_record& r);  // its measure job
   status settle(candidate_record& r, msg::SettlementStatus st, double reward, std::string reason, std::int64_t now);
   status after_settled(candidate_record& r);
   void emit_outstanding(const candidate_record& r);

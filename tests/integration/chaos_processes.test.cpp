@@ -87,15 +87,19 @@ std::uint64_t state_of(const std::string& file) {
   return n;
 }
 
-// Real candidates for the referee, evaluator, detector and exemplar store.
+// Real candidates for the referee, evaluator, detector and exemplar store;
+// "faster-again" is a copy of "faster" (the same code, another id), which
+// takes faster's measurement or waits for it ([referee] reuse_identical)
+// while the referee and the evaluator are killed around it.
 std::vector<node::job_spec> fed_jobs() {
   std::vector<node::job_spec> jobs;
   for (const auto& task : tasks)
-    for (const char* variant : {"faster", "equal", "incorrect", "not_compiling"}) {
+    for (std::string variant : {"faster", "equal", "incorrect", "not_compiling", "faster-again"}) {
       const std::string id = "fed/" + task + "/" + variant;
+      const std::string file = variant == "faster-again" ? "faster" : variant;
       jobs.push_back({"settle/" + id, "settle",
-                      referee::candidate_envelope(id, task, read_file(source + "/configs/tasks/" + task + "/" +
-                                                                      variant + ".py"),
+                      referee::candidate_envelope(id, task, read_file(source + "/configs/tasks/" + task + "/" + file +
+                                                                      ".py"),
                                                   "chaos-feed")});
     }
   return jobs;
