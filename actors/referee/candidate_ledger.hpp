@@ -5,9 +5,9 @@
 //
 // Keys: "c/<candidate id>" one candidate_record (CBOR); "best/<task id>" the
 // task's best verified speedup (text); "m/<task id>/<code hash>" the
-// candidate whose measurement serves that code (measurement_reuse.hpp). Used only by referee_core, on the
-// referee actor's thread. Every write is durable (write-ahead log) when it
-// returns. Errors: errc::io and errc::corrupt from storage, naming the key.
+// candidate whose measurement serves that code (measurement_reuse.hpp).
+// Used only by referee_core, on the referee actor's thread. Every write
+// is durable (write-ahead log) when it returns. Errors: errc::io and errc::corrupt from storage, naming the key.
 #pragma once
 
 #include <cstdint>

@@ -52,7 +52,7 @@ status referee_core::recover(std::int64_t now) {
 void referee_core::emit_outstanding(const candidate_record& r) {
   if (r.at == stage::settled) return;  // after_settled() resumes publication and insertion
   if (r.measurement.empty()) {
-    if (r.reused_from.empty()) out_.jobs.push_back({"measure/" + r.id, "measure", r.candidate, {}});
+    if (r.reused_from.empty()) measure(r);
     return;  // one that reuses a measurement is resolved by advance()
   }
   if (r.verify_needed && !r.verify_done && r.verify_submitted_ns && r.verification.empty()) {
