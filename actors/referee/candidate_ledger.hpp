@@ -7,7 +7,8 @@
 // task's best verified speedup (text); "m/<task id>/<code hash>" the
 // candidate whose measurement serves that code (measurement_reuse.hpp).
 // Used only by referee_core, on the referee actor's thread. Every write
-// is durable (write-ahead log) when it returns. Errors: errc::io and errc::corrupt from storage, naming the key.
+// is durable (write-ahead log) when it returns. Errors: errc::io and
+// errc::corrupt from storage, naming the key.
 #pragma once
 
 #include <cstdint>
