@@ -2,6 +2,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -15,6 +16,7 @@ namespace {
 std::string check_options(const generation_options& o) {
   const auto& s = o.sampling;
   if (o.max_new_tokens < 0) return "max_new_tokens is negative";
+  if (o.slots < 0) return "slots is negative";
   if (s.greedy) return {};
   if (!(s.temperature > 0)) return "temperature must be > 0 (use greedy for argmax decoding)";
   if (!(s.top_p > 0 && s.top_p <= 1)) return "top_p must be in (0, 1]";
@@ -78,10 +80,255 @@ torch::Tensor draw_uniforms(std::uint64_t seed, std::int64_t batch, std::int64_t
   return u.to(device);
 }
 
-// Per-row bookkeeping on the host.
+// Per-prompt bookkeeping on the host.
 struct row_state {
   generation out;
   bool done = false;
+};
+
+// When a row ends: an eos id, a completed stop string, max_new_tokens.
+struct stop_rules {
+  std::set<std::int32_t> eos;
+  const std::vector<std::string>& strings;
+  std::size_t longest_string = 0;
+  std::int64_t max_new_tokens = 0;
+  const tokenizer& tok;
+
+  // Appends one chosen token to `r`; true when it finishes r.
+  bool accept(row_state& r, std::int32_t token, float logprob) const {
+    r.out.ids.push_back(token);
+    r.out.logprobs.push_back(logprob);
+    if (eos.count(token)) {
+      r.out.finish = finish_reason::eos;
+    } else if (longest_string > 0 && completes_stop_string(r.out.ids)) {
+      r.out.finish = finish_reason::stop_string;
+    } else if (static_cast<std::int64_t>(r.out.ids.size()) == max_new_tokens) {
+      r.out.finish = finish_reason::length;
+    } else {
+      return false;
+    }
+    r.done = true;
+    return true;
+  }
+
+ private:
+  bool completes_stop_string(const std::vector<std::int32_t>& ids) const {
+    // Each token decodes to at least one byte, so the last longest_string
+    // tokens hold any stop string completed by this one.
+    const std::size_t window = std::min(ids.size(), longest_string);
+    const std::string tail = tok.decode(std::span<const std::int32_t>(ids).last(window), {.skip_special_tokens = false});
+    for (const auto& stop : strings) {
+      if (!stop.empty() && tail.find(stop) != std::string::npos) return true;
+    }
+    return false;
+  }
+};
+
+// One batch of rows decoding together over one KV cache (a pass of
+// generate). Every row writes its next token at the same cache column; a
+// row's prompt sits in the columns just before the column of its first
+// token, everything before it masked. When a row finishes and a prompt is
+// waiting, that prompt is prefilled alone and its keys and values copied in
+// front of the current column (refill), so the slot decodes again at once.
+class decode_pass {
+ public:
+  decode_pass(causal_lm& model, const std::vector<std::vector<std::int32_t>>& prompts, std::vector<row_state>& rows,
+              const generation_options& options, const stop_rules& rules, const torch::Tensor& uniforms,
+              std::int64_t longest, std::int64_t capacity, std::int64_t& steps_before)
+      : model_(model), prompts_(prompts), rows_(rows), options_(options), rules_(rules), uniforms_(uniforms),
+        longest_(longest), capacity_(capacity), steps_before_(steps_before), device_(model.device()),
+        flush_every_(device_.is_cuda() ? 16 : 1) {}
+
+  // Decodes prompts[next, next + slots) and, with refills, those after them
+  // while the cache has room; advances `next` past every prompt started.
+  void run(std::size_t& next, std::int64_t slots) {
+    const auto n = static_cast<std::int64_t>(prompts_.size());
+    const std::int64_t batch = std::min<std::int64_t>(slots, n - static_cast<std::int64_t>(next));
+    row_of_.assign(static_cast<std::size_t>(batch), -1);
+    start_of_.assign(static_cast<std::size_t>(batch), 0);
+    // Left padding: every prompt of the wave ends at column longest_.
+    auto ids = torch::zeros({batch, longest_}, torch::kInt64);
+    auto key_mask = torch::ones({batch, capacity_}, torch::kBool);
+    auto base = torch::empty({batch}, torch::kInt64);
+    auto offsets = torch::empty({batch}, torch::kInt64);
+    auto ids_a = ids.accessor<std::int64_t, 2>();
+    auto mask_a = key_mask.accessor<bool, 2>();
+    for (std::int64_t b = 0; b < batch; ++b, ++next) {
+      const auto& p = prompts_[next];
+      const std::int64_t pad = longest_ - static_cast<std::int64_t>(p.size());
+      for (std::size_t j = 0; j < p.size(); ++j) ids_a[b][pad + static_cast<std::int64_t>(j)] = p[j];
+      for (std::int64_t j = 0; j < pad; ++j) mask_a[b][j] = false;
+      base.data_ptr<std::int64_t>()[b] = static_cast<std::int64_t>(p.size());
+      offsets.data_ptr<std::int64_t>()[b] = static_cast<std::int64_t>(next);  // its k-th draw at k * n + next
+      row_of_[static_cast<std::size_t>(b)] = static_cast<std::int64_t>(next);
+      rows_[next].out.start_step = steps_before_;
+    }
+    key_mask_ = key_mask.to(device_);
+    base_ = base.to(device_);
+    offsets_ = offsets.to(device_);
+
+    // On CUDA with graphs: a runner with a preallocated cache and the decode
+    // step captured as a graph; otherwise the cached forward, step by step.
+    const bool graphs = device_.is_cuda() && options_.cuda_graphs && cuda_graphs_available();
+    struct runner_return {
+      causal_lm& model;
+      std::shared_ptr<decode_runner>& runner;
+      ~runner_return() {
+        if (runner) model.return_runner(std::move(runner));
+      }
+    } give_back{model_, runner_};
+    kv_cache own_cache;
+    cache_ = &own_cache;
+    if (graphs) {
+      runner_ = model_.take_runner(batch, capacity_);
+      runner_->start(key_mask_.narrow(1, 0, longest_));
+      cache_ = &runner_->cache;
+      key_mask_ = runner_->key_mask;  // refills edit the graph's own mask
+    } else {
+      own_cache = model_.make_cache(batch, capacity_);
+    }
+    auto prompt_mask = key_mask_.narrow(1, 0, longest_);
+    auto hidden = model_.hidden_states(ids.to(device_), positions_from_mask(prompt_mask), prompt_mask, cache_);
+    auto logits = model_.logits(hidden.select(1, longest_ - 1));
+
+    // Chosen tokens wait on the device and reach the host every flush_every_
+    // steps (one synchronisation instead of one per step on CUDA), and at
+    // the step where a row reaches max_new_tokens. Finished rows keep
+    // decoding until then or until a prompt takes their slot, so that the
+    // batch keeps its shape and the cache its layout; their tokens are
+    // ignored.
+    const std::int64_t drawn = options_.max_new_tokens * static_cast<std::int64_t>(prompts_.size());
+    for (std::int64_t step = 0;; ++step) {
+      torch::Tensor u;
+      if (uniforms_.defined()) u = uniforms_.index_select(0, (offsets_ + step * n).clamp(0, drawn - 1));
+      auto [tokens, logprobs] = choose(logits, options_.sampling, u);
+      pending_tokens_.push_back(tokens);
+      pending_logprobs_.push_back(logprobs);
+      if (static_cast<std::int64_t>(pending_tokens_.size()) >= flush_every_ || step == next_length_stop()) {
+        flush();
+        tokens = refill(tokens, next, step);
+      }
+      if (live() == 0) break;
+      ++steps_before_;
+      // Each live row's next position is base + step (refill resets base).
+      auto positions = base_ + step;
+      if (runner_) {
+        logits = runner_->step(tokens, positions, longest_ + step);
+      } else {
+        hidden = model_.hidden_states(tokens.unsqueeze(1), positions.unsqueeze(1),
+                                      key_mask_.narrow(1, 0, longest_ + step + 1), cache_);
+        logits = model_.logits(hidden.select(1, 0));
+      }
+    }
+  }
+
+ private:
+  row_state* row_in(std::size_t slot) {
+    const auto r = row_of_[slot];
+    return r < 0 ? nullptr : &rows_[static_cast<std::size_t>(r)];
+  }
+
+  std::int64_t live() {
+    std::int64_t count = 0;
+    for (std::size_t b = 0; b < row_of_.size(); ++b) {
+      if (auto* r = row_in(b); r && !r->done) ++count;
+    }
+    return count;
+  }
+
+  // The step at which the earliest live row chooses its last allowed token.
+  std::int64_t next_length_stop() {
+    std::int64_t at = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t b = 0; b < row_of_.size(); ++b) {
+      if (auto* r = row_in(b); r && !r->done) at = std::min(at, start_of_[b] + options_.max_new_tokens - 1);
+    }
+    return at;
+  }
+
+  void flush() {
+    auto host_tokens = torch::stack(pending_tokens_).to(torch::kCPU);
+    auto host_logprobs = torch::stack(pending_logprobs_).to(torch::kCPU);
+    pending_tokens_.clear();
+    pending_logprobs_.clear();
+    for (std::int64_t k = 0; k < host_tokens.size(0); ++k) {
+      const auto* t = host_tokens[k].data_ptr<std::int64_t>();
+      const auto* lp = host_logprobs[k].data_ptr<float>();
+      for (std::size_t b = 0; b < row_of_.size(); ++b) {
+        if (auto* r = row_in(b); r && !r->done) rules_.accept(*r, static_cast<std::int32_t>(t[b]), lp[b]);
+      }
+    }
+  }
+
+  // Gives every finished slot the next waiting prompt whose whole
+  // completion fits in the cache from this step's column on. Returns the
+  // step's tokens with each refilled slot's first token in place.
+  torch::Tensor refill(torch::Tensor tokens, std::size_t& next, std::int64_t step) {
+    const std::int64_t column = longest_ + step;  // where this step's tokens are written
+    if (column + options_.max_new_tokens > capacity_) return tokens;
+    bool copied = false;
+    for (std::size_t b = 0; b < row_of_.size() && next < prompts_.size(); ++b) {
+      while (next < prompts_.size()) {
+        if (auto* r = row_in(b); r && !r->done) break;
+        if (!copied) tokens = tokens.clone(), copied = true;
+        start(b, next++, step, tokens);
+      }
+    }
+    return tokens;
+  }
+
+  // Prefills prompt `index` alone, copies its keys and values into slot b
+  // just before this step's column, and chooses its first token there.
+  void start(std::size_t b, std::size_t index, std::int64_t step, torch::Tensor& tokens) {
+    const auto& p = prompts_[index];
+    const auto length = static_cast<std::int64_t>(p.size());
+    const std::int64_t column = longest_ + step;
+    auto ids = torch::tensor(std::vector<std::int64_t>(p.begin(), p.end()), torch::kInt64).unsqueeze(0).to(device_);
+    auto mask = torch::ones({1, length}, torch::TensorOptions().dtype(torch::kBool).device(device_));
+    kv_cache alone = model_.make_cache(1, length);
+    auto hidden = model_.hidden_states(ids, positions_from_mask(mask), mask, &alone);
+    auto logits = model_.logits(hidden.select(1, length - 1));
+    for (std::size_t layer = 0; layer < alone.keys.size(); ++layer) {
+      cache_->keys[layer][static_cast<std::int64_t>(b)].narrow(1, column - length, length).copy_(alone.keys[layer][0]);
+      cache_->values[layer][static_cast<std::int64_t>(b)].narrow(1, column - length, length).copy_(alone.values[layer][0]);
+    }
+    auto row_mask = key_mask_[static_cast<std::int64_t>(b)];
+    row_mask.narrow(0, 0, column - length).fill_(false);
+    row_mask.narrow(0, column - length, capacity_ - (column - length)).fill_(true);
+    const auto n = static_cast<std::int64_t>(prompts_.size());
+    const auto i = static_cast<std::int64_t>(index);
+    torch::Tensor u;
+    if (uniforms_.defined()) u = uniforms_.narrow(0, i, 1);  // the row's first draw
+    auto [first, logprob] = choose(logits, options_.sampling, u);
+    const auto token = first.to(torch::kCPU).item<std::int64_t>();
+    row_of_[b] = i;
+    start_of_[b] = step;
+    auto& r = rows_[index];
+    r.out.start_step = steps_before_;
+    rules_.accept(r, static_cast<std::int32_t>(token), logprob.to(torch::kCPU).item<float>());
+    // Its k-th token is chosen at step + k with its own k-th draw, and fed at
+    // position length + k.
+    const auto slot = static_cast<std::int64_t>(b);
+    tokens.index_put_({slot}, token);
+    base_.index_put_({slot}, length - step);
+    offsets_.index_put_({slot}, i - step * n);
+  }
+
+  causal_lm& model_;
+  const std::vector<std::vector<std::int32_t>>& prompts_;
+  std::vector<row_state>& rows_;
+  const generation_options& options_;
+  const stop_rules& rules_;
+  const torch::Tensor& uniforms_;  // [max_new_tokens * prompts]: prompt i's k-th draw at k * prompts + i
+  const std::int64_t longest_, capacity_;
+  std::int64_t& steps_before_;  // decode steps of the call so far
+  const torch::Device device_;
+  const std::int64_t flush_every_;
+  std::vector<std::int64_t> row_of_;    // per slot: the prompt decoding there, -1 none
+  std::vector<std::int64_t> start_of_;  // per slot: the pass step of its row's first token
+  torch::Tensor key_mask_, base_, offsets_;
+  std::shared_ptr<decode_runner> runner_;
+  kv_cache* cache_ = nullptr;
+  std::vector<torch::Tensor> pending_tokens_, pending_logprobs_;
 };
 
 }  // namespace
@@ -114,138 +361,35 @@ result<std::vector<generation>> generate(causal_lm& model, const tokenizer& tok,
     }
     longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(prompts[i].size()));
   }
-  const std::int64_t batch = static_cast<std::int64_t>(prompts.size());
+  const auto n = static_cast<std::int64_t>(prompts.size());
   std::vector<row_state> rows(prompts.size());
   for (std::size_t i = 0; i < prompts.size(); ++i) rows[i].out.prompt_ids = prompts[i];
-  if (batch == 0 || options.max_new_tokens == 0) {
-    std::vector<generation> out;
-    for (auto& r : rows) out.push_back(std::move(r.out));
-    return out;
-  }
-  std::vector<std::int32_t> eos_list;
-  for (auto id : options.eos_token_ids ? *options.eos_token_ids
-                                       : std::vector<std::int32_t>(config.eos_token_ids.begin(), config.eos_token_ids.end())) {
-    eos_list.push_back(id);
-  }
-  const std::set<std::int32_t> eos(eos_list.begin(), eos_list.end());
-  std::size_t longest_stop = 0;
-  for (const auto& s : options.stop_strings) longest_stop = std::max(longest_stop, s.size());
-
-  try {
-    c10::InferenceMode inference;
-    const torch::Device device = model.device();
-    const std::int64_t new_tokens = options.max_new_tokens, capacity = longest + new_tokens;
-    // Left padding: every prompt ends at column `longest`.
-    auto ids = torch::zeros({batch, longest}, torch::kInt64);
-    auto key_mask = torch::ones({batch, capacity}, torch::kBool);
-    auto lengths = torch::empty({batch}, torch::kInt64);
-    auto ids_a = ids.accessor<std::int64_t, 2>();
-    auto mask_a = key_mask.accessor<bool, 2>();
-    for (std::int64_t b = 0; b < batch; ++b) {
-      const auto& p = prompts[static_cast<std::size_t>(b)];
-      const std::int64_t pad = longest - static_cast<std::int64_t>(p.size());
-      for (std::size_t j = 0; j < p.size(); ++j) ids_a[b][pad + static_cast<std::int64_t>(j)] = p[j];
-      for (std::int64_t j = 0; j < pad; ++j) mask_a[b][j] = false;
-      lengths.data_ptr<std::int64_t>()[b] = static_cast<std::int64_t>(p.size());
+  if (n > 0 && options.max_new_tokens > 0) {
+    stop_rules rules{{}, options.stop_strings, 0, options.max_new_tokens, tok};
+    for (auto id : options.eos_token_ids ? *options.eos_token_ids
+                                         : std::vector<std::int32_t>(config.eos_token_ids.begin(), config.eos_token_ids.end())) {
+      rules.eos.insert(id);
     }
-    key_mask = key_mask.to(device);
-    lengths = lengths.to(device);
-    const bool sampling = !options.sampling.greedy;
-    auto uniforms = sampling ? draw_uniforms(options.sampling.seed, batch, new_tokens, device) : torch::Tensor();
-
-    // On CUDA with graphs: a runner with a preallocated cache and the decode
-    // step captured as a graph; otherwise the cached forward, step by step.
-    const bool graphs = device.is_cuda() && options.cuda_graphs && cuda_graphs_available();
-    std::shared_ptr<decode_runner> runner;
-    struct runner_return {
-      causal_lm& model;
-      std::shared_ptr<decode_runner>& runner;
-      ~runner_return() {
-        if (runner) model.return_runner(std::move(runner));
+    for (const auto& s : options.stop_strings) rules.longest_string = std::max(rules.longest_string, s.size());
+    try {
+      c10::InferenceMode inference;
+      const torch::Device device = model.device();
+      const std::int64_t slots = options.slots > 0 ? std::min(options.slots, n) : n;
+      // With more prompts than slots, the cache holds two full completions
+      // per slot after the prompts, so that finished slots take waiting
+      // prompts; a pass ends when none fits and the next starts afresh.
+      std::int64_t capacity = longest + options.max_new_tokens * (slots < n ? 2 : 1);
+      if (device.is_cuda() && options.cuda_graphs && cuda_graphs_available()) capacity = runner_capacity(capacity);
+      const auto uniforms = options.sampling.greedy
+                                ? torch::Tensor()
+                                : draw_uniforms(options.sampling.seed, n, options.max_new_tokens, device).flatten();
+      std::int64_t steps = 0;
+      for (std::size_t next = 0; next < prompts.size();) {
+        decode_pass(model, prompts, rows, options, rules, uniforms, longest, capacity, steps).run(next, slots);
       }
-    } give_back{model, runner};
-    kv_cache own_cache;
-    kv_cache* cache = &own_cache;
-    if (graphs) {
-      runner = model.take_runner(batch, runner_capacity(capacity));
-      runner->start(key_mask.narrow(1, 0, longest));
-      cache = &runner->cache;
-    } else {
-      own_cache = model.make_cache(batch, capacity);
+    } catch (const c10::Error& e) {
+      return make_error(errc::internal, std::string("generate: LibTorch: ") + e.what_without_backtrace());
     }
-    auto positions = positions_from_mask(key_mask.narrow(1, 0, longest));
-    auto hidden = model.hidden_states(ids.to(device), positions, key_mask.narrow(1, 0, longest), cache);
-    auto logits = model.logits(hidden.select(1, longest - 1));
-
-    // Chosen tokens wait on the device and reach the host every `flush_every`
-    // steps (one synchronisation instead of one per step on CUDA). Rows keep
-    // decoding after they finish, so checking late changes no result: it only
-    // costs the steps after the last row finished.
-    const std::size_t flush_every = device.is_cuda() ? 16 : 1;
-    std::vector<torch::Tensor> pending_tokens, pending_logprobs;
-    std::size_t active = rows.size();
-    auto flush = [&] {
-      auto host_tokens = torch::stack(pending_tokens).to(torch::kCPU);
-      auto host_logprobs = torch::stack(pending_logprobs).to(torch::kCPU);
-      pending_tokens.clear();
-      pending_logprobs.clear();
-      for (std::int64_t k = 0; k < host_tokens.size(0); ++k) {
-        const auto* t = host_tokens[k].data_ptr<std::int64_t>();
-        const auto* lp = host_logprobs[k].data_ptr<float>();
-        for (std::size_t b = 0; b < rows.size(); ++b) {
-          auto& r = rows[b];
-          if (r.done) continue;
-          const auto token = static_cast<std::int32_t>(t[b]);
-          r.out.ids.push_back(token);
-          r.out.logprobs.push_back(lp[b]);
-          if (eos.count(token)) {
-            r.done = true;
-            r.out.finish = finish_reason::eos;
-          } else if (longest_stop > 0) {
-            // Each token decodes to at least one byte, so the last longest_stop
-            // tokens hold any stop string completed by this one.
-            const std::size_t window = std::min(r.out.ids.size(), longest_stop);
-            const std::string tail =
-                tok.decode(std::span<const std::int32_t>(r.out.ids).last(window), {.skip_special_tokens = false});
-            for (const auto& stop : options.stop_strings) {
-              if (!stop.empty() && tail.find(stop) != std::string::npos) {
-                r.done = true;
-                r.out.finish = finish_reason::stop_string;
-                break;
-              }
-            }
-          }
-          if (!r.done && static_cast<std::int64_t>(r.out.ids.size()) == new_tokens) {
-            r.done = true;
-            r.out.finish = finish_reason::length;
-          }
-          if (r.done) --active;
-        }
-      }
-    };
-    for (std::int64_t step = 0; step < new_tokens; ++step) {
-      auto [tokens, logprobs] =
-          choose(logits, options.sampling, sampling ? uniforms[step] : torch::Tensor());
-      pending_tokens.push_back(tokens);
-      pending_logprobs.push_back(logprobs);
-      if (pending_tokens.size() >= flush_every || step + 1 == new_tokens) {
-        flush();
-        if (active == 0) break;
-      }
-      if (step + 1 == new_tokens) break;
-      // Finished rows keep decoding (their tokens are ignored) so that the
-      // batch keeps its shape and the cache its layout.
-      auto step_positions = lengths + step;
-      if (runner) {
-        logits = runner->step(tokens, step_positions, longest + step);
-      } else {
-        hidden = model.hidden_states(tokens.unsqueeze(1), step_positions.unsqueeze(1),
-                                     key_mask.narrow(1, 0, longest + step + 1), cache);
-        logits = model.logits(hidden.select(1, 0));
-      }
-    }
-  } catch (const c10::Error& e) {
-    return make_error(errc::internal, std::string("generate: LibTorch: ") + e.what_without_backtrace());
   }
   std::vector<generation> out;
   for (auto& r : rows) {

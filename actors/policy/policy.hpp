@@ -72,6 +72,13 @@ struct generation_options {
   // size (captured at the first step, replayed after). false runs every step
   // eagerly. Ignored on CPU. Default true.
   bool cuda_graphs = true;
+  // Continuous batching: at most `slots` prompts decode at once; when one
+  // finishes (eos, stop string or length), the next waiting prompt is
+  // prefilled alone and takes its slot while the others go on, so prompts
+  // whose completions end at different lengths keep the batch full. Each
+  // prompt's tokens are drawn as without it (prompt i from seed + i). 0
+  // (default) or >= the number of prompts: all of them in one batch.
+  std::int64_t slots = 0;
 };
 
 enum class finish_reason { eos, stop_string, length };
@@ -84,6 +91,9 @@ struct generation {
   std::vector<float> logprobs;    // one per id (see sampling_options for which distribution)
   std::string text;               // ids decoded with special tokens left out
   finish_reason finish = finish_reason::length;
+  // Decode steps the call had run before this completion's first token was
+  // chosen: 0 for the first batch, later for prompts that waited for a slot.
+  std::int64_t start_step = 0;
 };
 
 // Options for saving weights back.

@@ -10,9 +10,11 @@
 #include "runtime/base/compute_tuning.hpp"
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -42,7 +44,80 @@ struct bench_request {
   std::int64_t prompt_tokens = 512, new_tokens = 512;
   std::vector<std::int64_t> batches{1, 8, 64};
   bool cuda_graphs = true;
+  // Continuous batching against static batches (run_continuous_bench).
+  std::int64_t prompts = 0;
+  double mean_tokens = 0;
 };
+
+// `--prompts N`: N random prompts whose sampled completions end at an eos
+// set that takes 1 / mean_tokens of the vocabulary (lengths near geometric,
+// capped at new_tokens), generated for each batch size S twice: as N / S
+// static batches (slots 0, a batch ends when its longest row does) and as
+// one call with S slots (continuous batching). Both draw prompt i's tokens
+// from seed 1 + i, so they generate the same completions; one JSON line each
+// and the ratio. Called by main's bench-generate.
+int run_continuous_bench(const policy& loaded, const bench_request& r) {
+  const auto vocab = static_cast<std::int32_t>(loaded.config().vocab_size);
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<std::int32_t> token(0, vocab - 1);
+  std::vector<std::int32_t> order(static_cast<std::size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  const auto stops = std::max<std::size_t>(1, static_cast<std::size_t>(vocab / r.mean_tokens));
+  generation_options o;
+  o.sampling.temperature = 1.0;
+  o.eos_token_ids = std::vector<std::int32_t>(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(stops));
+  o.max_new_tokens = r.new_tokens;
+  o.cuda_graphs = r.cuda_graphs;
+  std::vector<std::vector<std::int32_t>> prompts(static_cast<std::size_t>(r.prompts));
+  for (auto& p : prompts) {
+    for (std::int64_t i = 0; i < r.prompt_tokens; ++i) p.push_back(token(rng));
+  }
+  auto run = [&](const std::vector<std::vector<std::int32_t>>& some, std::uint64_t seed, std::int64_t slots) {
+    o.sampling.seed = seed;
+    o.slots = slots;
+    auto g = loaded.generate(some, o);
+    if (!g) {
+      std::cerr << "crucible-policy bench-generate: " << g.error().text() << "\n";
+      std::exit(1);
+    }
+    return std::move(*g);
+  };
+  for (auto batch : r.batches) {
+    run({prompts.begin(), prompts.begin() + std::min<std::int64_t>(batch, r.prompts)}, 1, 0);  // warm-up
+    double seconds[2] = {0, 0};
+    std::uint64_t tokens[2] = {0, 0};
+    for (int continuous = 0; continuous < 2; ++continuous) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<generation> done;
+      if (continuous) {
+        done = run(prompts, 1, batch);
+      } else {
+        for (std::int64_t first = 0; first < r.prompts; first += batch) {
+          const auto last = std::min(first + batch, r.prompts);
+          auto part = run({prompts.begin() + first, prompts.begin() + last}, 1 + static_cast<std::uint64_t>(first), 0);
+          done.insert(done.end(), part.begin(), part.end());
+        }
+      }
+      seconds[continuous] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (const auto& g : done) tokens[continuous] += g.ids.size();
+      nlohmann::json j = {{"impl", continuous ? "continuous" : "static"},
+                          {"device", r.device},
+                          {"batch", batch},
+                          {"prompts", r.prompts},
+                          {"prompt_tokens", r.prompt_tokens},
+                          {"new_tokens", r.new_tokens},
+                          {"mean_completion_tokens", static_cast<double>(tokens[continuous]) / static_cast<double>(r.prompts)},
+                          {"seconds", seconds[continuous]},
+                          {"tokens_per_s", static_cast<double>(tokens[continuous]) / seconds[continuous]}};
+      std::cout << j.dump() << std::endl;
+    }
+    std::cout << "batch " << batch << ": continuous batching over static batches: "
+              << (static_cast<double>(tokens[1]) / seconds[1]) / (static_cast<double>(tokens[0]) / seconds[0])
+              << "x tokens/s (" << tokens[1] << " and " << tokens[0] << " tokens)" << std::endl;
+  }
+  return 0;
+}
 
 int run_bench(const bench_request& r) {
   auto loaded = policy::load(r.model_dir, {.device = r.device, .compute_dtype = std::nullopt});
@@ -50,6 +125,7 @@ int run_bench(const bench_request& r) {
     std::cerr << "crucible-policy bench-generate: " << loaded.error().text() << "\n";
     return 1;
   }
+  if (r.prompts > 0) return run_continuous_bench(*loaded, r);
   std::mt19937 rng(1234);
   std::uniform_int_distribution<std::int32_t> token(0, static_cast<std::int32_t>(loaded->config().vocab_size) - 1);
   generation_options o;
@@ -195,6 +271,12 @@ int main(int argc, char** argv) {
   b->add_option("--batch", bench->batches, "Batch sizes")->delimiter(',');
   b->add_option("--cuda-graphs", bench->cuda_graphs, "Decode with CUDA graphs where available (true/false)")
       ->capture_default_str();
+  b->add_option("--prompts", bench->prompts,
+                "Continuous batching against static batches over this many sampled prompts (each --batch is the slots)")
+      ->check(CLI::PositiveNumber);
+  b->add_option("--mean-tokens", bench->mean_tokens, "With --prompts: eos ids drawn so completions average about this long")
+      ->default_val(128)
+      ->check(CLI::PositiveNumber);
   b->callback([bench] {
     if (int code = run_bench(*bench); code != 0) throw CLI::RuntimeError(code);
   });

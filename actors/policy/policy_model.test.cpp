@@ -376,6 +376,96 @@ TEST_CASE("generation stops at an eos id or a stop string, and after max_new_tok
   }
 }
 
+TEST_CASE("continuous batching: a finished row's slot takes the next waiting prompt, whose completion is as in a batch of its own") {
+  for (const auto& name : kModels) {
+    INFO("golden folder " << name);
+    if (!have_golden(name)) continue;
+    const json golden = golden_of(name);
+    policy p = load_cpu(golden_dir(name));
+    const auto short_prompt = ids_of(golden["greedy"][1]["prompt_ids"]);
+    const auto long_prompt = ids_of(golden["greedy"][0]["prompt_ids"]);
+    // The short prompt's continuation ends at an eos id after 6 tokens;
+    // the long one's never meets it (checked alone first).
+    generation_options o = golden_greedy();
+    o.eos_token_ids = std::vector<std::int32_t>{ids_of(golden["greedy"][1]["ids"])[5]};
+    auto alone_short = p.generate({short_prompt}, o);
+    auto alone_long = p.generate({long_prompt}, o);
+    REQUIRE(alone_short.ok());
+    REQUIRE(alone_long.ok());
+    REQUIRE(alone_short->at(0).finish == finish_reason::eos);
+    REQUIRE(alone_short->at(0).ids.size() < 16);
+    REQUIRE(alone_long->at(0).finish == finish_reason::length);
+
+    auto same = [&](const generation& got, const generation& want) {
+      CHECK(got.ids == want.ids);
+      CHECK(got.finish == want.finish);
+      REQUIRE(got.logprobs.size() == want.logprobs.size());
+      for (std::size_t k = 0; k < got.logprobs.size(); ++k) CHECK(std::fabs(got.logprobs[k] - want.logprobs[k]) <= kTolerance);
+    };
+    const std::vector<std::vector<std::int32_t>> prompts{short_prompt, long_prompt, short_prompt, short_prompt, long_prompt};
+    o.slots = 2;
+    auto got = p.generate(prompts, o);
+    REQUIRE_MESSAGE(got.ok(), got.error().text());
+    REQUIRE(got->size() == prompts.size());
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      INFO("prompt " << i);
+      CHECK(got->at(i).prompt_ids == prompts[i]);
+      same(got->at(i), prompts[i] == short_prompt ? alone_short->at(0) : alone_long->at(0));
+    }
+    // Prompt 2 took prompt 0's slot when it finished, while prompt 1 was
+    // still decoding in the other; prompt 3 followed prompt 2 in that slot.
+    const auto short_steps = static_cast<std::int64_t>(alone_short->at(0).ids.size());
+    CHECK(got->at(0).start_step == 0);
+    CHECK(got->at(1).start_step == 0);
+    CHECK(got->at(2).start_step == short_steps - 1);
+    CHECK(got->at(3).start_step == 2 * (short_steps - 1));
+    CHECK(got->at(2).start_step < got->at(1).start_step + 16);
+
+    SUBCASE("completions that fill the cache: a second pass takes the prompts left") {
+      o.eos_token_ids = std::vector<std::int32_t>{};
+      auto full = p.generate(prompts, o);
+      REQUIRE(full.ok());
+      for (std::size_t i = 0; i < prompts.size(); ++i) {
+        INFO("prompt " << i);
+        auto want = p.generate({prompts[i]}, o);
+        REQUIRE(want.ok());
+        same(full->at(i), want->at(0));
+      }
+      // Two full completions per slot fit in the cache (15 + 16 steps);
+      // prompt 4 starts a pass of its own after the first 30 steps.
+      CHECK(full->at(2).start_step == 15);
+      CHECK(full->at(4).start_step == 30);
+    }
+    SUBCASE("sampled: each prompt draws as in one batch, and the log-probs are the network's") {
+      o.sampling = {.greedy = false, .temperature = 0.8, .top_p = 1.0, .top_k = 0, .seed = 7};
+      auto continuous = p.generate(prompts, o);
+      o.slots = 0;
+      auto one_batch = p.generate(prompts, o);
+      REQUIRE(continuous.ok());
+      REQUIRE(one_batch.ok());
+      for (std::size_t i = 0; i < prompts.size(); ++i) {
+        INFO("prompt " << i);
+        same(continuous->at(i), one_batch->at(i));
+      }
+      token_batch batch = make_token_batch(*continuous, torch::kCPU);
+      torch::NoGradGuard no_grad;
+      auto lp = token_logprobs(*p.model(), batch.input_ids, batch.attention_mask, batch.first_target, 0.8);
+      CHECK(((lp - batch.behaviour_logprobs) * batch.completion_mask).abs().max().item<double>() <= kTolerance);
+    }
+  }
+}
+
+TEST_CASE("generate refuses a negative slot count") {
+  const std::string name = "qwen2_tiny_sharded";
+  if (!have_golden(name)) return;
+  policy p = load_cpu(golden_dir(name));
+  generation_options o = golden_greedy();
+  o.slots = -1;
+  auto got = p.generate({ids_of(golden_of(name)["greedy"][0]["prompt_ids"])}, o);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.error().text().find("slots is negative") != std::string::npos);
+}
+
 TEST_CASE("a saved checkpoint loads back with identical logits and the Hugging Face layout") {
   for (const auto& name : kModels) {
     INFO("golden folder " << name);

@@ -45,6 +45,17 @@ constexpr auto staleness_poll = std::chrono::milliseconds(500);
 constexpr std::uint32_t chunk_window = 4;  // learner.chunk requests out at once
 constexpr std::uint32_t max_generation_failures = 3;  // in a row: the device or the weights are broken
 
+// A group sampled together with an earlier one ([rollout] batch_groups):
+// while asking for exemplars, then waiting in rollout_state::ahead.
+struct batched_group {
+  std::uint64_t number = 0;
+  const task_entry* task = nullptr;
+  std::string id;            // "ROLLOUT/gN-vV"
+  std::string exemplar_job;  // "" without exemplars
+  std::optional<std::vector<prompt_exemplar>> exemplars;  // once answered (or given up on)
+  std::vector<policy::generation> generations;            // once sampled
+};
+
 // The group being prepared, sampled or settled (one at a time).
 struct group_run {
   enum class phase { exemplars, settling } at = phase::exemplars;
@@ -52,6 +63,8 @@ struct group_run {
   const task_entry* task = nullptr;
   std::string id;                        // "ROLLOUT/gN-vV"
   std::string exemplar_job;              // "exemplars/ID", then "/retryN" after failed generations
+  std::optional<std::vector<prompt_exemplar>> exemplars;  // once answered (or given up on)
+  std::vector<batched_group> with;       // the groups sampled in the same call, while asking for exemplars
   std::vector<settled_sample> samples;   // one per completion, in order
   std::vector<bool> settled;
   std::size_t open = 0;                  // settle jobs without a result
@@ -70,6 +83,9 @@ struct rollout_state {
   std::string self_name;
   std::uint64_t next_group = 0, first_group = 0;
   std::optional<group_run> group;
+  // Groups sampled with an earlier one, by number, at this version: begun
+  // in their turn without a generation of their own; new weights drop them.
+  std::map<std::uint64_t, batched_group> ahead;
   struct at_learner_group {
     std::uint64_t number;
     std::uint64_t version;             // the group was sampled with
@@ -186,6 +202,8 @@ std::optional<caf::atom_value> waiting_for(const rollout_state& st, const std::s
   if (!g) return std::nullopt;
   if (g->at == group_run::phase::exemplars) {
     if (job == g->exemplar_job) return exemplars_atom::value;
+    for (const auto& b : g->with)
+      if (job == b.exemplar_job) return exemplars_atom::value;
     return std::nullopt;
   }
   for (std::size_t i = 0; i < g->samples.size(); ++i)
@@ -197,6 +215,13 @@ void acknowledge(rollout_state& st, const std::vector<std::string>& ids) {
   for (const auto& id : ids) st.client.acknowledge(id);
 }
 
+// Groups sampled ahead with older weights are sampled again with the new.
+void drop_ahead(rollout_state& st) {
+  for (const auto& [number, b] : st.ahead)
+    if (!b.exemplar_job.empty()) st.client.acknowledge(b.exemplar_job);
+  st.ahead.clear();
+}
+
 // Switches to announced weights when they are ready; only between groups.
 void switch_weights(rollout_actor_t* self) {
   auto& st = self->state;
@@ -204,6 +229,7 @@ void switch_weights(rollout_actor_t* self) {
   auto [version, dir] = *st.ready;
   st.ready.reset();
   if (version <= st.version) return;
+  drop_ahead(st);
   if (policy::is_adapter_folder(dir) && st.policy) {
     // LoRA: the published adapters onto the frozen base this rollout holds.
     if (auto s = st.policy->load_adapters(dir); !s) {
@@ -233,7 +259,8 @@ void switch_weights(rollout_actor_t* self) {
   if (st.metrics) st.metrics->record_version(version);
 }
 
-void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars);
+void sample_groups(rollout_actor_t* self);
+void submit_samples(rollout_actor_t* self, std::vector<policy::generation> gens);
 
 void begin_group(rollout_actor_t* self);
 void ask_latest(rollout_actor_t* self);
@@ -299,25 +326,54 @@ void ask_chunks(rollout_actor_t* self) {
            text_bytes(fmt::format("{} {}", p.version, st.next_chunk)), chunk_atom::value);
 }
 
+std::string group_id(const rollout_state& st, std::uint64_t number) {
+  return fmt::format("{}/g{}-v{}", st.self_name, number, st.version);
+}
+
 void begin_group(rollout_actor_t* self) {
   auto& st = self->state;
   const auto& o = st.options;
   group_run g;
   g.number = st.next_group;
   g.task = &st.schedule->pick(g.number);
-  g.id = fmt::format("{}/g{}-v{}", st.self_name, g.number, st.version);
+  g.id = group_id(st, g.number);
   st.group = std::move(g);
-  if (o.exemplars == 0) return sample_group(self, {});
+  if (auto it = st.ahead.find(st.group->number); it != st.ahead.end()) {
+    // Sampled with an earlier group at this version: its turn has come.
+    auto gens = std::move(it->second.generations);
+    if (!it->second.exemplar_job.empty()) st.group->job_ids.push_back(it->second.exemplar_job);
+    st.ahead.erase(it);
+    return submit_samples(self, std::move(gens));
+  }
+  drop_ahead(st);
+  // The groups sampled in the same call: the next numbers, within [rollout] groups.
+  for (std::uint64_t number = st.group->number + 1; number < st.group->number + o.batch_groups; ++number) {
+    if (o.groups > 0 && number - st.first_group >= o.groups) break;
+    batched_group b;
+    b.number = number;
+    b.task = &st.schedule->pick(number);
+    b.id = group_id(st, number);
+    st.group->with.push_back(std::move(b));
+  }
+  if (o.exemplars == 0) {
+    st.group->exemplars.emplace();
+    for (auto& b : st.group->with) b.exemplars.emplace();
+    return sample_groups(self);
+  }
   // Job ids are single-use at the hub: a group retried after a failed
   // generation asks for its exemplars under a new one.
-  std::string job = "exemplars/" + st.group->id;
-  if (st.generation_failures > 0) job += fmt::format("/retry{}", st.generation_failures);
-  st.group->exemplar_job = job;
-  st.group->job_ids.push_back(job);
-  std::uint64_t query_seed = (o.seed + 1) * 1000003 + st.group->number;
-  submit(self, job, "exemplar.sample",
-         exemplar_query_envelope(st.group->task->id, o.exemplars, o.exemplar_temperature, query_seed, st.self_name),
-         exemplars_atom::value);
+  auto ask = [&](const std::string& id, const task_entry& task, std::uint64_t number) {
+    std::string job = "exemplars/" + id;
+    if (st.generation_failures > 0) job += fmt::format("/retry{}", st.generation_failures);
+    std::uint64_t query_seed = (o.seed + 1) * 1000003 + number;
+    submit(self, job, "exemplar.sample",
+           exemplar_query_envelope(task.id, o.exemplars, o.exemplar_temperature, query_seed, st.self_name),
+           exemplars_atom::value);
+    return job;
+  };
+  st.group->exemplar_job = ask(st.group->id, *st.group->task, st.group->number);
+  st.group->job_ids.push_back(st.group->exemplar_job);
+  for (auto& b : st.group->with) b.exemplar_job = ask(b.id, *b.task, b.number);
   self->delayed_send(self, o.exemplar_deadline, exdeadline_atom::value, st.group->number);
 }
 
@@ -333,20 +389,36 @@ policy::generation_options generation_of(const rollout_options& o, const policy:
   return g;
 }
 
-void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars) {
+// Samples the current group and those batched with it in one generation
+// call, once every exemplar answer is in (or given up on); the current
+// group goes on to the referee, the others wait in st.ahead for their turn.
+void sample_groups(rollout_actor_t* self) {
   auto& st = self->state;
   auto& g = *st.group;
   const auto& o = st.options;
-  prompt_fields f{g.task->id, task_description(g.task->code), g.task->code, o.platform, std::move(exemplars)};
-  auto ids = policy::encode_prompt(st.policy->tok(), st.chat.chat ? &*st.chat.chat : nullptr, o.system_prompt,
-                                   st.prompt->render(f));
+  std::vector<std::vector<std::int32_t>> prompts;
+  auto add = [&](const task_entry& task, std::vector<prompt_exemplar> exemplars) -> status {
+    prompt_fields f{task.id, task_description(task.code), task.code, o.platform, std::move(exemplars)};
+    auto ids = policy::encode_prompt(st.policy->tok(), st.chat.chat ? &*st.chat.chat : nullptr, o.system_prompt,
+                                     st.prompt->render(f));
+    if (!ids) return ids.error();
+    prompts.insert(prompts.end(), o.group_size, *ids);
+    return {};
+  };
+  status made = add(*g.task, std::move(*g.exemplars));
+  for (auto& b : g.with)
+    if (made) made = add(*b.task, std::move(*b.exemplars));
   const auto started = std::chrono::steady_clock::now();
-  auto gens = ids ? st.policy->generate(std::vector<std::vector<std::int32_t>>(o.group_size, *ids),
-                                        generation_of(o, st.chat, g.number))
-                  : result<std::vector<policy::generation>>(ids.error());
+  // Consecutive numbers: group n + k's sample i draws with seed
+  // (seed + n) * G + k * G + i, its own seed as when sampled alone.
+  auto options = generation_of(o, st.chat, g.number);
+  options.slots = o.slots;
+  auto gens = made ? st.policy->generate(prompts, options) : result<std::vector<policy::generation>>(made.error());
   if (!gens) {
     spdlog::error("rollout {}: generating group {} failed: {}", st.self_name, g.id, gens.error().text());
     acknowledge(st, g.job_ids);
+    for (const auto& b : g.with)
+      if (!b.exemplar_job.empty()) st.client.acknowledge(b.exemplar_job);
     st.group.reset();
     if (++st.generation_failures >= max_generation_failures) {
       // `crucible run` hears the reason and stops, instead of a rollout
@@ -366,11 +438,27 @@ void sample_group(rollout_actor_t* self, std::vector<prompt_exemplar> exemplars)
     st.metrics->record_generation(gens->size(), tokens,
                                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
+  auto next = gens->begin() + o.group_size;
+  for (auto& b : g.with) {
+    b.generations.assign(std::make_move_iterator(next), std::make_move_iterator(next + o.group_size));
+    next += o.group_size;
+    st.ahead[b.number] = std::move(b);
+  }
+  g.with.clear();
+  gens->resize(o.group_size);
+  submit_samples(self, std::move(*gens));
+}
+
+// Sends the current group's completions to the referee, one settle job each.
+void submit_samples(rollout_actor_t* self, std::vector<policy::generation> gens) {
+  auto& st = self->state;
+  auto& g = *st.group;
+  const auto& o = st.options;
   g.at = group_run::phase::settling;
-  g.samples.resize(gens->size());
-  g.settled.assign(gens->size(), false);
-  for (std::size_t i = 0; i < gens->size(); ++i) {
-    auto& gen = (*gens)[i];
+  g.samples.resize(gens.size());
+  g.settled.assign(gens.size(), false);
+  for (std::size_t i = 0; i < gens.size(); ++i) {
+    auto& gen = gens[i];
     auto& s = g.samples[i];
     s.candidate_id = fmt::format("{}/{}-{:016x}", g.id, i, text_hash(gen.text));
     s.prompt_ids = std::move(gen.prompt_ids);
@@ -490,23 +578,33 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
       [=](exemplars_atom, job_result& r) {
         auto& st = self->state;
         auto& g = st.group;
-        if (!g || g->at != group_run::phase::exemplars || r.id != g->exemplar_job) return;
-        std::vector<prompt_exemplar> exemplars;
+        if (!g || g->at != group_run::phase::exemplars) return;
+        auto* answer = r.id == g->exemplar_job ? &g->exemplars : nullptr;
+        for (auto& b : g->with)
+          if (r.id == b.exemplar_job) answer = &b.exemplars;
+        if (!answer || *answer) return;
+        answer->emplace();
         if (r.status == msg::JobStatus::Ok) {
           auto e = exemplars_from(r.payload);
-          if (e) exemplars = std::move(*e);
+          if (e) **answer = std::move(*e);
           else spdlog::warn("rollout {}: {}", st.self_name, e.error().text());
         } else {
           spdlog::warn("rollout {}: {} failed: {}", st.self_name, r.id, r.error);
         }
-        sample_group(self, std::move(exemplars));
+        if (!g->exemplars) return;
+        for (const auto& b : g->with)
+          if (!b.exemplars) return;
+        sample_groups(self);
       },
       [=](exdeadline_atom, std::uint64_t number) {
         auto& g = self->state.group;
         if (!g || g->number != number || g->at != group_run::phase::exemplars) return;
         spdlog::warn("rollout {}: no exemplars for {} within {} ms: prompting without", self->state.self_name, g->id,
                      self->state.options.exemplar_deadline.count());
-        sample_group(self, {});
+        if (!g->exemplars) g->exemplars.emplace();
+        for (auto& b : g->with)
+          if (!b.exemplars) b.exemplars.emplace();
+        sample_groups(self);
       },
       [=](deadline_atom, std::uint64_t number) {
         auto& g = self->state.group;

@@ -5,8 +5,11 @@
 // their candidates settle through the referee and the evaluator, the second
 // prompt shows the first group's success as a previous code, and each
 // RolloutGroup that reaches the learner's job kind carries the sampled
-// tokens with log-probs the policy reproduces.
+// tokens with log-probs the policy reproduces. Then groups sampled together
+// ([rollout] batch_groups, slots) against groups sampled one by one.
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -18,6 +21,9 @@
 #include "actors/rollout/extract.hpp"
 #include "actors/rollout/rollout_actor.hpp"
 #include "runtime/bus/zmq_transport.hpp"
+#include "runtime/metrics/read_back.hpp"
+
+#include <prometheus/registry.h>
 #include "runtime/node/caf_types.hpp"
 #include "runtime/node/worker_actor.hpp"
 #include "tests/support/process.hpp"
@@ -318,4 +324,101 @@ TEST_CASE("a rollout whose generations keep failing stops after three with the r
                 caf::after(std::chrono::seconds(30)) >> [] {});
   CHECK_MESSAGE(reason.find("3 generations in a row failed") != std::string::npos, "down reason: " << reason);
   CHECK(reason.find("top_p") != std::string::npos);
+}
+
+// [rollout] batch_groups and slots: three groups sampled in one call on
+// five slots (continuous batching over their twelve completions) are the
+// groups a rollout sampling one group a call sends, sample for sample, and
+// still go to the learner one at a time in order.
+TEST_CASE("groups sampled together in one call, on fewer slots than completions, are the groups sampled one by one") {
+  std::string dir = temp_dir("rollout-batched");
+  std::string config = dir + "/loop.toml";
+  std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\n"
+                           "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n";
+  std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
+  child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
+            dir + "/hub.log");
+  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  child evaluator(crucible_binary(),
+                  {"evaluator", "--config", config, "--connect", address, "--name", "ev", "--tasks", tasks,
+                   "--protocol", "quick"},
+                  dir + "/ev.log");
+  REQUIRE(wait_for_text(dir + "/ev.log", "registered with hub", 20s));
+
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto learner = std::make_shared<learner_stand_in>();
+  auto lp = fast_peer("learner");
+  lp.role = msg::Role::Learner;
+  lp.job_kinds = {"learner.group"};
+  lp.slots = 8;
+  auto lt = bus::connect_peer_transport(address, "learner");
+  REQUIRE(lt.ok());
+  auto learner_worker = node::spawn_worker(sys, lp, learner, std::shared_ptr<bus::transport>(std::move(*lt)));
+
+  auto run = [&](const std::string& name, std::uint32_t batch_groups, std::uint32_t slots) {
+    rollout::rollout_options o;
+    o.tasks_dir = tasks;
+    o.tasks = {"cpu/gelu_tanh", "cpu/scale_relu"};
+    o.platform = "CPU";
+    o.group_size = 4;
+    o.max_new_tokens = 6;
+    o.seed = 5;
+    o.groups = 3;
+    o.exemplars = 0;
+    o.learner_admission = false;
+    o.batch_groups = batch_groups;
+    o.slots = slots;
+    o.settle_deadline = 240000ms;
+    auto registry = std::make_shared<prometheus::Registry>();
+    auto rt = bus::connect_peer_transport(address, name);
+    REQUIRE(rt.ok());
+    auto rollout = rollout::spawn_rollout(sys, o, policy::policy(test_network(), test_tokenizer()), fast_peer(name),
+                                          std::shared_ptr<bus::transport>(std::move(*rt)), registry);
+    REQUIRE_MESSAGE(rollout.ok(), (rollout.ok() ? std::string() : rollout.error().text()));
+    caf::scoped_actor self{sys};
+    self->monitor(*rollout);
+    bool down = false;
+    self->receive([&](caf::down_msg& d) { down = d.reason == caf::exit_reason::normal; },
+                  caf::after(std::chrono::seconds(300)) >> [] {});
+    CHECK_MESSAGE(down, name << " did not finish its three groups; hub log:\n" << read_text(dir + "/hub.log"));
+    return metrics::counter_sum(registry, "crucible_rollout_generation_calls_total");
+  };
+  CHECK(run("solo", 1, 0) == 3);
+  CHECK(run("batched", 3, 5) == 1);
+  anon_send_exit(learner_worker, caf::exit_reason::user_shutdown);
+
+  // By rollout, in the order the learner got them: group number -> samples.
+  std::map<std::string, std::vector<learner::rollout_group>> by_rollout;
+  {
+    std::lock_guard lock(learner->mu);
+    for (const auto& payload : learner->groups) {
+      auto env = messages::open(payload);
+      REQUIRE(env.ok());
+      auto* wire = (*env)->payload_as_RolloutGroup();
+      REQUIRE(wire);
+      auto group = learner::group_from(*wire);
+      REQUIRE(group.ok());
+      by_rollout[std::string(str(wire->rollout()))].push_back(std::move(*group));
+    }
+  }
+  REQUIRE(by_rollout["solo"].size() == 3);
+  REQUIRE(by_rollout["batched"].size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto& solo = by_rollout["solo"][k];
+    const auto& batched = by_rollout["batched"][k];
+    INFO("group " << k);
+    CHECK(solo.group_id == "solo/g" + std::to_string(k) + "-v0");
+    CHECK(batched.group_id == "batched/g" + std::to_string(k) + "-v0");
+    CHECK(batched.task_id == solo.task_id);
+    REQUIRE(batched.samples.size() == solo.samples.size());
+    for (std::size_t i = 0; i < solo.samples.size(); ++i) {
+      CHECK(batched.samples[i].prompt_ids == solo.samples[i].prompt_ids);
+      CHECK(batched.samples[i].completion_ids == solo.samples[i].completion_ids);
+      REQUIRE(batched.samples[i].behaviour_logprobs.size() == solo.samples[i].behaviour_logprobs.size());
+      for (std::size_t t = 0; t < solo.samples[i].behaviour_logprobs.size(); ++t)
+        CHECK(std::fabs(batched.samples[i].behaviour_logprobs[t] - solo.samples[i].behaviour_logprobs[t]) <= 1e-4);
+    }
+  }
 }

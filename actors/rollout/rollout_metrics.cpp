@@ -13,6 +13,10 @@ struct rollout_metrics::families {
                         .Add({{"rollout", rollout}})),
         tokens(metrics::counter(*registry, "crucible_rollout_tokens_generated_total", "Completion tokens sampled")
                    .Add({{"rollout", rollout}})),
+        calls(metrics::counter(*registry, "crucible_rollout_generation_calls_total",
+                               "Generation calls ([rollout] batch_groups groups each; completions_total over this is "
+                               "the rows a call decodes)")
+                  .Add({{"rollout", rollout}})),
         seconds(metrics::counter(*registry, "crucible_rollout_generation_seconds_total",
                                  "Seconds spent sampling completions (tokens/s: rate of tokens_generated_total over "
                                  "the rate of this)")
@@ -38,6 +42,7 @@ struct rollout_metrics::families {
   metrics::registry_ptr registry;
   p::Counter& completions;
   p::Counter& tokens;
+  p::Counter& calls;
   p::Counter& seconds;
   p::Counter& sent;
   p::Counter& dropped;
@@ -53,6 +58,7 @@ rollout_metrics::~rollout_metrics() = default;
 void rollout_metrics::record_generation(std::uint64_t completions, std::uint64_t tokens, double seconds) {
   f_->completions.Increment(static_cast<double>(completions));
   f_->tokens.Increment(static_cast<double>(tokens));
+  f_->calls.Increment();
   f_->seconds.Increment(seconds);
 }
 

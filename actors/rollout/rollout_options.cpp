@@ -24,6 +24,8 @@ status read(config::section s, rollout_options& o) {
   CRUCIBLE_TRY(s.read("top_p", o.top_p));
   CRUCIBLE_TRY(s.read("top_k", o.top_k));
   CRUCIBLE_TRY(s.read("seed", o.seed));
+  CRUCIBLE_TRY(s.read("batch_groups", o.batch_groups));
+  CRUCIBLE_TRY(s.read("slots", o.slots));
   CRUCIBLE_TRY(s.read("max_staleness", o.max_staleness));
   CRUCIBLE_TRY(s.read("learner_admission", o.learner_admission));
   CRUCIBLE_TRY(s.read("max_pending_groups", o.max_pending_groups));
@@ -37,6 +39,7 @@ status read(config::section s, rollout_options& o) {
     return bad("schedule must be \"round_robin\" or \"weighted\", got \"" + o.schedule + "\"");
   if (o.group_size == 0) return bad("group_size must be at least 1");
   if (o.max_new_tokens == 0) return bad("max_new_tokens must be at least 1");
+  if (o.batch_groups == 0) return bad("batch_groups must be at least 1");
   if (!(o.temperature > 0)) return bad("temperature must be positive");
   if (!(o.top_p > 0 && o.top_p <= 1)) return bad("top_p must be in (0, 1]");
   if (o.max_pending_groups == 0) return bad("max_pending_groups must be at least 1");
@@ -47,9 +50,10 @@ status read(config::section s, rollout_options& o) {
 
 std::string describe(const rollout_options& o) {
   return fmt::format("G={}, {} exemplars, max_new_tokens {}, temperature {:.2f}, max_staleness {}, {} over {} "
-                     "task entries, learner jobs '{}'",
+                     "task entries, learner jobs '{}', {} group(s) a call{}",
                      o.group_size, o.exemplars, o.max_new_tokens, o.temperature, o.max_staleness, o.schedule,
-                     o.tasks.size(), o.learner_job_kind);
+                     o.tasks.size(), o.learner_job_kind, o.batch_groups,
+                     o.slots ? fmt::format(" on {} slots", o.slots) : std::string());
 }
 
 }  // namespace crucible::rollout

@@ -47,6 +47,17 @@ struct rollout_options {
   double top_p = 1.0;                    // default 1 (off)
   std::uint64_t top_k = 0;               // default 0 (off)
   std::uint64_t seed = 0;                // group n samples with seed (seed + n) * G + i; default 0
+  // Groups sampled in one generation call: the next batch_groups groups'
+  // exemplars are asked for together and their G * batch_groups completions
+  // decoded as one batch, so the device works on more rows at once. Each
+  // group keeps the samples it would get alone (its seeds) and goes to the
+  // referee and the learner in its turn, unchanged; new weights discard the
+  // groups waiting. Default 1 (one group per call).
+  std::uint32_t batch_groups = 1;
+  // Rows decoding at once in a call (continuous batching: a finished
+  // completion's row takes the next waiting one; policy.hpp). Default 0: all
+  // of the call's completions at once.
+  std::uint32_t slots = 0;
 
   // ---- the loop
   std::uint64_t max_staleness = 4;       // wait while the learner's latest version > ours + this; default 4
