@@ -23,6 +23,11 @@
 #   SKIP_ROUNDTRIP=1  skip step 3
 #   HF_BENCH=0        benchmark crucible only (skip transformers in step 4)
 #   EAGER_BENCH=1     also benchmark crucible without CUDA graphs
+#   CONTINUOUS_ONLY=1 build crucible-policy and run only the continuous
+#                     batching benchmark: 256 sampled prompts (512 tokens),
+#                     completions ending at an eos set of mean 128 tokens (cap
+#                     512), on 16 and 64 slots against static batches of 16
+#                     and 64 (bench-generate --prompts)
 # A crashing test prints a backtrace (test_crash_backtrace.cpp), demangled here.
 set -euo pipefail
 if (($# < 1)); then
@@ -60,6 +65,15 @@ cmake -S . -B build-gpu -G Ninja \
   -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/$arch" \
   -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/cmake.log" || { tail -50 "$work/cmake.log"; exit 1; }
+if [[ "${CONTINUOUS_ONLY:-0}" == 1 ]]; then
+  cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy
+  echo "=== continuous batching against static batches (Qwen2.5-0.5B shape, bf16)"
+  "$py" tools/gpu/make_policy_golden.py --bench "$work/bench_model" --bench-model-only
+  build-gpu/bin/crucible-policy bench-generate --model "$work/bench_model" --device cuda --batch 16,64 \
+    --prompt-tokens 512 --new-tokens 512 --prompts 256 --mean-tokens 128 | tee "$work/continuous.jsonl"
+  [[ -n "${OUT:-}" ]] && cp "$work/continuous.jsonl" "$OUT/"
+  exit 0
+fi
 cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy policy_model_test policy_golden_test policy_io_test
 
 echo "=== 1. golden data (tests/data/policy)"
