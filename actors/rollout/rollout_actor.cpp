@@ -386,6 +386,7 @@ policy::generation_options generation_of(const rollout_options& o, const policy:
   g.sampling.top_p = o.top_p;
   g.sampling.top_k = static_cast<std::int64_t>(o.top_k);
   g.sampling.seed = (o.seed + group_number) * o.group_size;
+  g.slots = o.slots;
   return g;
 }
 
@@ -411,9 +412,8 @@ void sample_groups(rollout_actor_t* self) {
   const auto started = std::chrono::steady_clock::now();
   // Consecutive numbers: group n + k's sample i draws with seed
   // (seed + n) * G + k * G + i, its own seed as when sampled alone.
-  auto options = generation_of(o, st.chat, g.number);
-  options.slots = o.slots;
-  auto gens = made ? st.policy->generate(prompts, options) : result<std::vector<policy::generation>>(made.error());
+  auto gens = made ? st.policy->generate(prompts, generation_of(o, st.chat, g.number))
+                  : result<std::vector<policy::generation>>(made.error());
   if (!gens) {
     spdlog::error("rollout {}: generating group {} failed: {}", st.self_name, g.id, gens.error().text());
     acknowledge(st, g.job_ids);

@@ -142,18 +142,33 @@ bus::peer_options fast_peer(const std::string& name) {
   return p;
 }
 
+// `crucible hub` (with its referee) on a fresh port and folder, its config
+// file holding the fast bus settings of fast_peer for the roles started
+// beside it; killed with the test.
+struct test_hub {
+  explicit test_hub(const std::string& name)
+      : dir(temp_dir(name)),
+        config(write_config(dir)),
+        address("tcp://127.0.0.1:" + std::to_string(pick_port())),
+        process(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
+                dir + "/hub.log") {
+    REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  }
+  static std::string write_config(const std::string& dir) {
+    std::string config = dir + "/loop.toml";
+    std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\n"
+                             "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n";
+    return config;
+  }
+  const std::string dir, config, address;
+  child process;
+};
+
 }  // namespace
 
 TEST_CASE("a rollout's groups settle through a real referee and evaluator and reach the learner's job kind") {
-  std::string dir = temp_dir("rollout-loop");
-  std::string config = dir + "/loop.toml";
-  std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\n"
-                           "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n";
-  int port = pick_port();
-  std::string address = "tcp://127.0.0.1:" + std::to_string(port);
-  child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
-            dir + "/hub.log");
-  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  test_hub hub("rollout-loop");
+  const std::string &dir = hub.dir, &config = hub.config, &address = hub.address;
   child evaluator(crucible_binary(),
                   {"evaluator", "--config", config, "--connect", address, "--name", "ev", "--tasks", tasks,
                    "--protocol", "quick"},
@@ -288,14 +303,8 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
 // Each retry asks the exemplar store under a fresh job id (the hub answers
 // a reused one only with a failure that says job ids are single-use).
 TEST_CASE("a rollout whose generations keep failing stops after three with the reason") {
-  std::string dir = temp_dir("rollout-failing");
-  std::string config = dir + "/loop.toml";
-  std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\n"
-                           "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n";
-  std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
-  child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
-            dir + "/hub.log");
-  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  test_hub hub("rollout-failing");
+  const std::string &dir = hub.dir, &config = hub.config, &address = hub.address;
   child exemplars(crucible_binary(),
                   {"exemplar", "--config", config, "--connect", address, "--name", "exemplar", "--db", dir + "/db"},
                   dir + "/exemplar.log");
@@ -331,14 +340,8 @@ TEST_CASE("a rollout whose generations keep failing stops after three with the r
 // groups a rollout sampling one group a call sends, sample for sample, and
 // still go to the learner one at a time in order.
 TEST_CASE("groups sampled together in one call, on fewer slots than completions, are the groups sampled one by one") {
-  std::string dir = temp_dir("rollout-batched");
-  std::string config = dir + "/loop.toml";
-  std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 1500\n"
-                           "[bus]\nheartbeat_ms = 100\ndead_after_ms = 1500\nretry_ms = 300\naccepted_retry_ms = 600\n";
-  std::string address = "tcp://127.0.0.1:" + std::to_string(pick_port());
-  child hub(crucible_binary(), {"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
-            dir + "/hub.log");
-  REQUIRE_MESSAGE(wait_for_text(dir + "/hub.log", "hub listening", 30s), read_file(dir + "/hub.log"));
+  test_hub hub("rollout-batched");
+  const std::string &dir = hub.dir, &config = hub.config, &address = hub.address;
   child evaluator(crucible_binary(),
                   {"evaluator", "--config", config, "--connect", address, "--name", "ev", "--tasks", tasks,
                    "--protocol", "quick"},
