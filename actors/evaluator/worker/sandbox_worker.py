@@ -719,8 +719,8 @@ def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True, 
     first, so that the reference recomputes the step the candidate took.
     Returns the trial and weak references to the output's storage (none for
     the candidate's state where the task returns its state: it is judged
-    after the next call); the caller drops its own references and checks
-    D.retained()."""
+    after the next call); the caller drops its own references and hands
+    these to its Retention (output_retained.py)."""
     raise_violations(D.output_violations(cand_out))
     if not D.same_values(cand_in, pristine_in):
         trial = failed_trial(seed, "input_mutation", "the candidate changed its inputs in place (seed %d): a kernel "
@@ -750,6 +750,33 @@ def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True, 
     return trial, refs
 
 
+def call_again(seed, inspect=None):
+    """One more untimed call of the candidate on fresh inputs (the
+    reference taking the same step where the task is stateful), for the
+    judgements that need a later call: output aliasing and retention.
+    inspect() runs after the call, before its output is poisoned; its
+    result is returned."""
+    extra_in = make_inputs(seed)
+    before = snapshot_state()
+    extra_out, _ = call_candidate(extra_in)
+    end_candidate_code(before)
+    found = inspect() if inspect else None
+    if S.stateful:  # the reference takes the same step (module_state.py)
+        ref_out, _ = call(S.model, extra_in, "reference")
+        D.poison(D.tensors_of(ref_out), unpoisoned())
+        del ref_out
+    D.poison(D.tensors_of(extra_out) + D.tensors_of(extra_in), unpoisoned())
+    del extra_out, extra_in
+    return found
+
+
+def aliasing_trial(seed, earlier, how):
+    """The failed trial of an output that a later call (on seed) overwrote."""
+    return failed_trial(seed, "output_aliasing",
+                        "the output of %s %s when the candidate was called again on other inputs (seed %d): it "
+                        "returns memory that a later call overwrites" % (earlier, how, seed))
+
+
 def on_correctness(req):
     """Each trial: the candidate runs first on a copy of the seed's inputs,
     so that the reference's output for them does not exist while it runs;
@@ -760,27 +787,34 @@ def on_correctness(req):
     hold what it held: an output that a later call overwrites (a CUDA
     graph's static output buffer, a preallocated result) is `incorrect`
     (output_aliasing), since a caller that keeps two results gets wrong
-    numbers. Then it is poisoned and dropped, and one that the candidate
-    still references is a cache of outputs (output_retained, hack)."""
+    numbers. Then it is poisoned and dropped; one that the candidate still
+    holds, unchanged, after the call after that is a cache of outputs
+    (output_retained, hack), one that call overwrites is output_aliasing,
+    one released by then is allowed (output_retained.py)."""
     tol = tolerances(req)
     trials = []
     held = None  # the previous trial's inputs, alive while this trial's are made: fresh addresses
     kept = []  # [seed, tensors, digest, weak refs] of the previous trial's output, or empty
+    retention = D.Retention()
 
-    def release(judge=True):
-        """Poisons and drops the kept output; then (judge) the candidate must
-        hold no reference to it."""
+    def release(returned=()):
+        """Poisons and drops the kept output; the storages the candidate
+        still holds wait for its next call (retention)."""
         _, tensors, _, refs = kept
         D.poison(tensors, unpoisoned())
         kept.clear()
         del tensors
-        if judge:
-            raise_violations(D.retained(refs))
+        raise_violations(retention.dropped(refs, returned))
 
     def overwritten(seed):
         """The kept output no longer holds what it held, or torch refuses to
         read it (a CUDA graph's output that the next replay overwrote:
-        torch.compile's mode "reduce-overhead"): a failed trial."""
+        torch.compile's mode "reduce-overhead"): a failed trial. Then the
+        outputs dropped earlier that the candidate holds (retention)."""
+        violations, changed = retention.judge()
+        raise_violations(violations)
+        if changed:
+            return aliasing_trial(seed, "an earlier trial", "changed")
         if not kept:
             return None
         try:
@@ -789,9 +823,7 @@ def on_correctness(req):
             how = "changed"
         except RuntimeError as e:
             how = "could no longer be read (%s)" % str(e).strip().splitlines()[0][:160]
-        return failed_trial(seed, "output_aliasing",
-                            "the output of seed %d %s when the candidate was called again on other inputs "
-                            "(seed %d): it returns memory that a later call overwrites" % (kept[0], how, seed))
+        return aliasing_trial(seed, "seed %d" % kept[0], how)
 
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
@@ -808,7 +840,7 @@ def on_correctness(req):
             trials.append(aliased)
             break
         if kept:
-            release()
+            release(D.tensors_of(cand_out))
         trial, refs = check_output(seed, ref_in, cand_in, cand_out, tol, poison_output=False)
         trial.update(cand_s=cand_s, changed=changed)
         trials.append(trial)
@@ -818,24 +850,20 @@ def on_correctness(req):
         del cand_out
         held = (ref_in, cand_in)
         del ref_in, cand_in
-    if kept and trials[-1]["structure_ok"]:
-        # One more call, on other inputs, for the last trial's output.
-        seed = kept[0] ^ 0x5BD1E995
-        extra_in = make_inputs(seed)
-        before = snapshot_state()
-        extra_out, _ = call_candidate(extra_in)
-        end_candidate_code(before)
-        aliased = overwritten(seed)
-        if S.stateful:  # the reference takes the same step (module_state.py)
-            ref_out, _ = call(S.model, extra_in, "reference")
-            D.poison(D.tensors_of(ref_out), unpoisoned())
-            del ref_out
-        D.poison(D.tensors_of(extra_out) + D.tensors_of(extra_in), unpoisoned())
-        del extra_out, extra_in
+    # Up to two more calls, on other inputs: one for the last trial's
+    # output (aliasing), one for the outputs the candidate still holds.
+    for extra in range(2):
+        if not trials or not trials[-1]["structure_ok"] or not (kept if extra == 0 else retention.pending()):
+            break
+        seed = trials[-1]["seed"] ^ (0x5BD1E995 + extra)
+        aliased = call_again(seed, lambda: overwritten(seed))
         if aliased:
             trials.append(aliased)
-    if kept:
-        release(judge=trials[-1]["structure_ok"])  # an aliased output is held by design: incorrect, not a cache
+        elif kept:
+            release()
+    if kept:  # an aliased output is held by design: incorrect, not a cache
+        D.poison(kept[1], unpoisoned())
+        kept.clear()
     del held
     raise_violations(integrity(values=True))
     return {"trials": trials, "info": BUILDS.info()}
@@ -953,6 +981,17 @@ def timed_rounds(req):
     ref_s, cand_s, ref_e, cand_e, changed, trials = [], [], [], [], [], []
     tol = tolerances(req)
     held = None  # the previous round's inputs, alive while this round's are made: fresh addresses
+    retention = D.Retention()  # checked rounds' outputs the candidate held (output_retained.py)
+
+    def judged(found, seed):
+        """A held output unchanged through a later call is a cache (hack);
+        one that call overwrote fails its spot check (output_aliasing seen
+        only while timed)."""
+        violations, changed = found
+        raise_violations(violations)
+        if changed:
+            trials[-1] = aliasing_trial(seed, "seed %d" % trials[-1]["seed"], "changed")
+
     for i in range(req.SeedsLength()):
         seed = req.Seeds(i)
         checked = i < req.CheckLength() and bool(req.Check(i))
@@ -1020,12 +1059,14 @@ def timed_rounds(req):
                 D.poison(D.tensors_of(out), unpoisoned())
             times[who] = (wall, ev)
             del out
+        if retention.pending():  # an earlier checked round's output that the candidate held
+            judged(retention.judge(), seed)
         if checked:
             cand_out = outs.pop("candidate")
             D.poison(D.tensors_of(outs.pop("reference")), unpoisoned())
             trial, refs = check_output(seed, make_inputs(seed), cand_in, cand_out, tol, saved=saved)
             del cand_out
-            raise_violations(D.retained(refs) + S.fingerprint.check())
+            raise_violations(retention.dropped(refs, calls=2) + S.fingerprint.check())
             trials.append(trial)
         D.poison(D.tensors_of(ref_in) + D.tensors_of(cand_in), unpoisoned())
         held = (ref_in, cand_in)
@@ -1035,6 +1076,11 @@ def timed_rounds(req):
         cand_e.append(times["candidate"][1])
         del ref_in, cand_in
     del held
+    for k in range(2):  # the last checked rounds' outputs, still held: more calls decide
+        if not retention.pending():
+            break
+        extra = req.Seeds(req.SeedsLength() - 1) ^ (0x5BD1E995 + k)
+        judged(call_again(extra, retention.judge), extra)
     raise_violations(integrity(values=False))
     r = {"ref_s": ref_s, "cand_s": cand_s, "changed": changed, "trials": trials}
     if events:

@@ -1,23 +1,40 @@
 """output_retained: caches by address, id or version counter.
 
-Catches: weak references to the storages of a call's outputs still alive
-after the worker dropped its own references (and one gc pass), and not
-overwritten by the next call (that is output_aliasing, in
-sandbox_worker.py): the candidate kept its output. Allows: state in buffers
-and globals that is not the returned output (catalogue constant_buffer).
+Catches: an output storage that the candidate still holds, unchanged (and
+after one gc pass), once it has been called twice more on other inputs: a
+cache of outputs (a dict keyed by address, id or version counter keeps
+every output). An
+output that is returned again by a later call while the candidate holds
+it is caught at once. A held output that the next call overwrites is
+output_aliasing (incorrect: a caller keeping two results gets wrong
+numbers), judged by the caller.
+Allows: state in buffers and globals that is not the returned output
+(catalogue constant_buffer), and outputs kept only until later calls
+replace them (catalogue keeps_last_output: a module that remembers its
+last two results; h20/L2-5 of CUDA-L1's kernels, a CUDA graph rebuilt a
+call later that drops its old static output then). Inputs come with fresh
+values at addresses unlike the previous call's, so such a reference does
+not serve a later call; one that is returned again is caught where the
+worker sees it returned (every correctness trial, every checked round).
 Cannot catch: a cache that stores a copy and returns a fresh copy of it
 (then stale values fail the tolerance or spot_check).
+
+Who calls it: sandbox_worker.py's correctness trials and timed rounds,
+through one Retention per request.
 """
 
 import gc
 
+import torch
+
 from .copies import StorageWeakRef
-from .tensors import storage
+from .tensors import digest, storage
 from .violation import Violation
 
 NAMES = ("output_retained",)
 CASES = ("tests/hacks/cpu/cache_by_address.py", "tests/hacks/cpu/cache_by_id.py",
-         "tests/hacks/cpu/cache_by_version.py", "tests/hacks/legit/constant_buffer.py")
+         "tests/hacks/cpu/cache_by_version.py", "tests/hacks/legit/constant_buffer.py",
+         "tests/hacks/legit/keeps_last_output.py")
 
 
 def storage_refs(tensors, skip):
@@ -37,12 +54,72 @@ def storage_refs(tensors, skip):
     return out
 
 
-def retained(refs):
-    """Violation when any output storage is still alive (after one gc pass)."""
-    if not refs or all(r.expired() for r in refs):
+def _alive(refs):
+    """The references whose storage is still alive after one gc pass."""
+    alive = [r for r in refs if not r.expired()]
+    if alive:
+        gc.collect()
+        alive = [r for r in alive if not r.expired()]
+    return alive
+
+
+def _strong(ref):
+    """The storage a live weak reference names (None once it is freed)."""
+    return torch.UntypedStorage._new_with_weak_ptr(ref.cdata)
+
+
+def _value(ref):
+    """A digest of the bytes of a live storage (None once it is freed)."""
+    s = _strong(ref)
+    if s is None:
+        return None
+    return digest([torch.tensor([], dtype=torch.uint8, device=s.device).set_(s)])
+
+
+class Retention:
+    """Output storages the worker has dropped but the candidate may hold,
+    judged after the candidate's second call following the one that
+    returned them: a module may keep its latest results (the last two), a
+    cache keeps them all."""
+
+    def __init__(self):
+        self.waiting = []  # [calls still to wait, live weak reference, digest of its bytes]
+
+    def dropped(self, refs, returned=(), calls=1):
+        """After the worker dropped its references to an output: the
+        storages still alive wait for `calls` more calls of the candidate
+        (1 when the output was dropped after the next call, as the
+        correctness trials do; 2 when dropped straight after its own, as the
+        timed rounds do). returned: the tensors of the candidate's latest
+        output; holding an earlier output and returning it again is a
+        cache, decided now."""
+        alive = _alive(refs) if refs else []
+        now = {storage(t).data_ptr() for t in returned if isinstance(t, torch.Tensor)}
+        for r in alive:
+            s = _strong(r)
+            if s is not None and s.data_ptr() in now:
+                return [Violation("output_retained", "the candidate returned the memory of an earlier call's "
+                                                     "output again: a cache of outputs")]
+        self.waiting += [[calls, r, _value(r)] for r in alive]
         return []
-    gc.collect()
-    if all(r.expired() for r in refs):
-        return []
-    return [Violation("output_retained", "the candidate keeps a reference to the memory it returned "
-                                         "(a cache of outputs or a reused output buffer)")]
+
+    def pending(self):
+        return bool(self.waiting)
+
+    def judge(self):
+        """After each later call of the candidate: (violations, overwritten)
+        for the storages whose wait is over. violations name a cache (a
+        storage still held with its bytes unchanged); overwritten is True
+        when a held storage now holds other bytes (the caller reports
+        output_aliasing). Storages released by then are allowed."""
+        for w in self.waiting:
+            w[0] -= 1
+        due = [w for w in self.waiting if w[0] <= 0]
+        self.waiting = [w for w in self.waiting if w[0] > 0]
+        if any(not r.expired() for _, r, _ in due):
+            gc.collect()
+        now = [(_value(r), before) for _, r, before in due if not r.expired()]
+        if any(v == before for v, before in now if v is not None):
+            return [Violation("output_retained", "the candidate keeps the memory it returned, unchanged, through "
+                                                 "two later calls on other inputs (a cache of outputs)")], False
+        return [], any(v is not None for v, _ in now)
