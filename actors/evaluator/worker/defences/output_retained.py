@@ -68,12 +68,20 @@ def _strong(ref):
     return torch.UntypedStorage._new_with_weak_ptr(ref.cdata)
 
 
+UNREADABLE = "unreadable"
+
+
 def _value(ref):
-    """A digest of the bytes of a live storage (None once it is freed)."""
+    """A digest of the bytes of a live storage (None once it is freed;
+    UNREADABLE where torch refuses to read it, as a CUDA graph tree's
+    output that a replay overwrote: never judged a cache)."""
     s = _strong(ref)
     if s is None:
         return None
-    return digest([torch.tensor([], dtype=torch.uint8, device=s.device).set_(s)])
+    try:
+        return digest([torch.tensor([], dtype=torch.uint8, device=s.device).set_(s)])
+    except RuntimeError:
+        return UNREADABLE
 
 
 class Retention:
@@ -119,7 +127,7 @@ class Retention:
         if any(not r.expired() for _, r, _ in due):
             gc.collect()
         now = [(_value(r), before) for _, r, before in due if not r.expired()]
-        if any(v == before for v, before in now if v is not None):
+        if any(v == before for v, before in now if v not in (None, UNREADABLE)):
             return [Violation("output_retained", "the candidate keeps the memory it returned, unchanged, through "
                                                  "two later calls on other inputs (a cache of outputs)")], False
         return [], any(v is not None for v, _ in now)
