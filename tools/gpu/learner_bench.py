@@ -35,19 +35,84 @@ def batch(groups, group_size, prompt, completion, vocab):
     return out
 
 
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+def add_lora(model, rank, alpha):
+    """Adapters on every attention and MLP projection, the base frozen.
+    Through PEFT where it is installed; else PEFT's Linear arithmetic by hand
+    (y = W x + alpha / r * B A x, A Kaiming-uniform, B zero). Returns the
+    implementation's name and a context manager that leaves the adapters out
+    (the KL reference: the base)."""
+    import contextlib
+
+    import torch
+
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        from peft import LoraConfig, get_peft_model
+
+        wrapped = get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.0,
+                                                   target_modules=LORA_TARGETS, bias="none"))
+        return "peft-eager", wrapped.disable_adapter
+    except ImportError:
+        pass
+
+    class LoraLinear(torch.nn.Module):
+        off = False
+
+        def __init__(self, base):
+            super().__init__()
+            self.base = base
+            self.lora_A = torch.nn.Linear(base.in_features, rank, bias=False, device=base.weight.device)
+            self.lora_B = torch.nn.Linear(rank, base.out_features, bias=False, device=base.weight.device)
+            torch.nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+            torch.nn.init.zeros_(self.lora_B.weight)
+
+        def forward(self, x):
+            y = self.base(x)
+            return y if LoraLinear.off else y + self.lora_B(self.lora_A(x)) * (alpha / rank)
+
+    for name, module in list(model.named_modules()):
+        for child, sub in list(module.named_children()):
+            if child in LORA_TARGETS and isinstance(sub, torch.nn.Linear):
+                setattr(module, child, LoraLinear(sub))
+
+    @contextlib.contextmanager
+    def base_only():
+        LoraLinear.off = True
+        try:
+            yield
+        finally:
+            LoraLinear.off = False
+
+    return "lora-eager (PEFT's arithmetic by hand: peft is not installed)", base_only
+
+
 def grpo(args):
+    import contextlib
+
     import torch
     from transformers import Qwen2ForCausalLM
 
     dev = torch.device("cuda")
     model = Qwen2ForCausalLM.from_pretrained(args.model, dtype=torch.float32, attn_implementation="sdpa").to(dev)
     model.config.use_cache = False
+    parameters = sum(p.numel() for p in model.parameters())
+    impl, base_only = "pytorch-eager", None
+    if args.lora_rank:
+        impl, base_only = add_lora(model, args.lora_rank, args.lora_alpha)
+    if args.activation_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
-    reference = copy.deepcopy(model).eval() if args.kl_beta > 0 else None
-    if reference is not None:
+    reference = None
+    if args.kl_beta > 0 and base_only is None:
+        reference = copy.deepcopy(model).eval()
         for p in reference.parameters():
             p.requires_grad_(False)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-6, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trained, lr=1e-6, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
     vocab = model.config.vocab_size
     samples = batch(args.groups, args.group_size, args.prompt, args.completion, vocab)
     window = collections.deque(maxlen=1024)
@@ -82,7 +147,10 @@ def grpo(args):
             for idx in micro:
                 x = ids[idx].to(dev, non_blocking=True)
                 prox = logprobs(model, x).float()
-                ref = logprobs(reference, x).float() if reference is not None else None
+                ref = None
+                if args.kl_beta > 0:
+                    with base_only() if base_only else contextlib.nullcontext():
+                        ref = logprobs(reference if reference is not None else model, x).float()
                 parts.append((x, prox, ref, behav[idx].to(dev), adv[idx].to(dev)))
         opt.zero_grad(set_to_none=False)
         total = 0.0
@@ -99,7 +167,7 @@ def grpo(args):
                 loss = per_token.mean(-1).sum() / n  # every token real: the sequence mean
             loss.backward()
             total += loss.item()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(trained, 1.0)
         opt.step()
         return total, int(ids.numel())
 
@@ -114,32 +182,56 @@ def grpo(args):
         if i >= args.warmup:
             times.append(dt)
             tokens += n_tokens
-    print(json.dumps(dict(bench="grpo", impl="pytorch-eager", world=1, groups=args.groups, group_size=args.group_size,
+    free, total = torch.cuda.mem_get_info()
+    print(json.dumps(dict(bench="grpo", impl=impl, world=1, groups=args.groups, group_size=args.group_size,
                           prompt=args.prompt, completion=args.completion, micro_batches=args.micro_batches,
                           kl_beta=args.kl_beta, steps=args.steps, tokens_per_step=tokens / args.steps,
                           seconds_per_step=sum(times) / args.steps, tokens_per_second=tokens / sum(times),
-                          step_seconds=times, losses=losses, torch=torch.__version__)), flush=True)
+                          step_seconds=times, losses=losses, torch=torch.__version__, lora_rank=args.lora_rank,
+                          lora_alpha=args.lora_alpha, activation_checkpointing=args.activation_checkpointing,
+                          parameters=parameters, device_memory_used_gib=(total - free) / 2**30,
+                          torch_max_allocated_gib=torch.cuda.max_memory_allocated() / 2**30)), flush=True)
+
+
+BF16_ROOF = 989e12  # H100/H200 SXM dense bf16 FLOP/s, the roof the model-FLOPs share is counted against
 
 
 def table(path):
     rows = [json.loads(l) for l in open(path) if l.startswith("{")]
     g = [r for r in rows if r["bench"] == "grpo"]
-    one = {r["impl"]: r for r in g if r["world"] == 1}
     if g:
         r0 = g[0]
-        print(f"GRPO step, 0.5B-shaped Qwen2 (random weights), bf16 autocast over fp32 weights, "
+        print(f"GRPO step, Qwen2-shaped (random weights), bf16 autocast over fp32 weights, "
               f"{r0['groups']} groups x {r0['group_size']} samples per GPU, {r0['prompt']} prompt + "
-              f"{r0['completion']} completion tokens, {r0['micro_batches']} micro-batches, kl_beta {r0['kl_beta']}")
-        print(f"| implementation | GPUs | tokens/step | s/step | tokens/s | first loss |")
-        print(f"|---|---|---|---|---|---|")
+              f"{r0['completion']} completion tokens, {r0['micro_batches']} micro-batches, kl_beta {r0['kl_beta']}; "
+              f"model FLOPs share = 6 N tokens/s over {BF16_ROOF / 1e12:.0f} TFLOP/s")
+        print("| implementation | parameters | LoRA rank | checkpointing | GPUs | tokens/step | s/step | tokens/s | "
+              "model FLOPs share | device memory GiB | first loss |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for r in g:
-            print(f"| {r['impl']} | {r['world']} | {r['tokens_per_step']:.0f} | {r['seconds_per_step']:.3f} | "
-                  f"{r['tokens_per_second']:.0f} | {r['losses'][0]:.6f} |")
-        if "crucible" in one and "pytorch-eager" in one:
-            print(f"crucible / PyTorch eager tokens/s on one H200: "
-                  f"{one['crucible']['tokens_per_second'] / one['pytorch-eager']['tokens_per_second']:.3f}x")
-        dp = sorted((r for r in g if r["impl"] == "crucible"), key=lambda r: r["world"])
-        if len(dp) > 1:
+            n = r.get("parameters", 0)
+            share = 6 * n * r["tokens_per_second"] / r["world"] / BF16_ROOF if n else float("nan")
+            print(f"| {r['impl']} | {n / 1e9:.2f} B | {r.get('lora_rank', 0)} | "
+                  f"{'yes' if r.get('activation_checkpointing') else 'no'} | {r['world']} | "
+                  f"{r['tokens_per_step']:.0f} | {r['seconds_per_step']:.3f} | {r['tokens_per_second']:.0f} | "
+                  f"{share:.3f} | {r.get('device_memory_used_gib', float('nan')):.1f} | {r['losses'][0]:.6f} |")
+        # crucible against its peer of the same configuration, one GPU.
+        key = lambda r: (r.get("parameters", 0), r.get("lora_rank", 0), bool(r.get("activation_checkpointing")))
+        ones = [r for r in g if r["world"] == 1]
+        for r in ones:
+            if r["impl"] != "crucible":
+                continue
+            peers = [q for q in ones if q["impl"] != "crucible" and key(q) == key(r)]
+            for q in peers:
+                print(f"crucible / {q['impl']} tokens/s, {key(r)[0] / 1e9:.2f} B, LoRA rank {key(r)[1]}, "
+                      f"checkpointing {'on' if key(r)[2] else 'off'}: "
+                      f"{r['tokens_per_second'] / q['tokens_per_second']:.3f}x")
+        # Data-parallel scaling: the full-weight rows of the shape the NCCL ranks ran.
+        multi = [r for r in g if r["world"] > 1]
+        dp = sorted((r for r in g if r["impl"] == "crucible" and not r.get("lora_rank") and
+                     not r.get("activation_checkpointing") and multi and key(r)[0] == key(multi[0])[0]),
+                    key=lambda r: r["world"])
+        if len(dp) > 1 and dp[0]["world"] == 1:
             base = dp[0]["tokens_per_second"] / dp[0]["world"]
             print()
             print("| GPUs (NCCL ranks) | global batch (sequences) | tokens/s | per GPU | scaling efficiency |")
@@ -151,12 +243,13 @@ def table(path):
     p = [r for r in rows if r["bench"] == "publish"]
     if p:
         print()
-        print(f"Publication to a rollout's loader on the same node ({p[0]['bytes'] / 1e9:.2f} GB of bf16 safetensors)")
-        print("| mode | version | learner s | rollout receive s | rollout load s | total s |")
-        print("|---|---|---|---|---|---|")
+        print("Publication to a rollout's loader on the same node (bf16 safetensors)")
+        print("| what | mode | version | bytes | learner s | rollout receive s | rollout load s | total s |")
+        print("|---|---|---|---|---|---|---|---|")
         for r in p:
-            print(f"| {r['mode']} | {r['version']} | {r['learner_seconds']:.3f} | {r['receive_seconds']:.3f} | "
-                  f"{r['load_seconds']:.3f} | {r['total_seconds']:.3f} |")
+            what = f"LoRA rank {r['lora_rank']} adapters" if r.get("lora_rank") else "full weights"
+            print(f"| {what} | {r['mode']} | {r['version']} | {r['bytes'] / 1e6:.1f} MB | {r['learner_seconds']:.3f} | "
+                  f"{r['receive_seconds']:.3f} | {r['load_seconds']:.3f} | {r['total_seconds']:.3f} |")
 
 
 def main():
@@ -172,6 +265,9 @@ def main():
     g.add_argument("--kl-beta", type=float, default=0.04)
     g.add_argument("--steps", type=int, default=5)
     g.add_argument("--warmup", type=int, default=2)
+    g.add_argument("--lora-rank", type=int, default=0, help="LoRA on every projection, the base frozen (0: full)")
+    g.add_argument("--lora-alpha", type=float, default=16.0)
+    g.add_argument("--activation-checkpointing", action="store_true")
     t = sub.add_parser("table")
     t.add_argument("file")
     args = ap.parse_args()

@@ -10,7 +10,11 @@
 #      random Qwen2-0.5B-shaped model (tools/gpu/make_policy_golden.py's);
 #   4. issue 9's data-parallel scaling: the same step as 2 and 4 NCCL ranks,
 #      one GPU each, the per-GPU batch fixed (as many as the machine has);
-#   5. publication of the weights to a rollout's loader on the same node;
+#   5. publication of the weights to a rollout's loader on the same node
+#      (with LORA_RANK, of the adapters alone beside the full weights);
+#   6. with FIT_SHAPES, the largest shape whose GRPO step fits one GPU: for
+#      each shape, one step of crucible's trainer with full weights and with
+#      LoRA (rank LORA_RANK or 16), activation checkpointing on;
 #   then one table (the JSON lines are kept in WORK_DIR/learner_bench.jsonl,
 #   and copied under $OUT when set).
 #
@@ -22,6 +26,13 @@
 # JOBS (default half the cores) and BUILD_DIR (default build-gpu-learner) for
 # the build; STEPS (default 5) timed GRPO
 # steps; SKIP_TESTS=1, SKIP_BENCH=1, SKIP_DP=1, SKIP_PUBLISH=1 skip steps.
+# SHAPE (default 0.5b; 3b, 7b, 14b, 32b: make_policy_golden.py's BENCH_SHAPES)
+# is the bench model's shape; LORA_RANK (default 0) runs steps 3 and 5 with
+# LoRA adapters of that rank on every projection, the peer through PEFT (or
+# PEFT's arithmetic by hand where peft is not installed);
+# ACTIVATION_CHECKPOINTING=1 recomputes each layer in the backward, both
+# sides; FIT_SHAPES="3b 7b 14b" runs step 6 (each model is made, tried and
+# removed; about 2 bytes a parameter of disk while it lasts).
 set -uo pipefail
 if (($# < 1)); then
   sed -n '2,24p' "$0"
@@ -94,16 +105,20 @@ fi
 
 bench="$work/learner_bench.jsonl"
 : >"$bench"
-model="$work/bench_model"
+shape=${SHAPE:-0.5b}
+model="$work/bench_model-$shape"
+variant=()
+[[ "${LORA_RANK:-0}" != 0 ]] && variant+=(--lora-rank "$LORA_RANK")
+[[ "${ACTIVATION_CHECKPOINTING:-0}" == 1 ]] && variant+=(--activation-checkpointing)
 if [[ "${SKIP_BENCH:-0}" != 1 || "${SKIP_DP:-0}" != 1 || "${SKIP_PUBLISH:-0}" != 1 ]]; then
-  "$py" tools/gpu/make_policy_golden.py --bench "$model" --bench-model-only >/dev/null
+  "$py" tools/gpu/make_policy_golden.py --bench "$model" --bench-shape "$shape" --bench-model-only >/dev/null
 fi
 if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
-  echo "=== 3. GRPO step: crucible vs PyTorch eager, one GPU ($steps timed steps after 2)"
-  CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench grpo --model "$model" --steps "$steps" | tee -a "$bench" ||
-    echo "FAILED: learner_bench grpo"
-  CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 "$py" tools/gpu/learner_bench.py grpo --model "$model" --steps "$steps" |
-    tee -a "$bench" || echo "FAILED: learner_bench.py grpo"
+  echo "=== 3. GRPO step, $shape ${variant[*]}: crucible vs PyTorch eager, one GPU ($steps timed steps after 2)"
+  CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench grpo --model "$model" --steps "$steps" "${variant[@]}" |
+    tee -a "$bench" || echo "FAILED: learner_bench grpo"
+  CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 "$py" tools/gpu/learner_bench.py grpo --model "$model" --steps "$steps" \
+    "${variant[@]}" | tee -a "$bench" || echo "FAILED: learner_bench.py grpo"
 fi
 if [[ "${SKIP_DP:-0}" != 1 ]]; then
   echo "=== 4. data parallel over NCCL: 8 groups x 4 samples per GPU ($gpus GPUs here)"
@@ -131,6 +146,29 @@ if [[ "${SKIP_PUBLISH:-0}" != 1 ]]; then
   rm -rf "$work/publish"
   CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench publish --model "$model" --work "$work/publish" --repeat 3 |
     tee -a "$bench" || echo "FAILED: learner_bench publish"
+  if [[ "${LORA_RANK:-0}" != 0 ]]; then
+    rm -rf "$work/publish"
+    CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench publish --model "$model" --work "$work/publish" --repeat 3 \
+      --lora-rank "$LORA_RANK" | tee -a "$bench" || echo "FAILED: learner_bench publish --lora-rank"
+  fi
+fi
+if [[ -n "${FIT_SHAPES:-}" ]]; then
+  echo "=== 6. the largest shape whose GRPO step fits one GPU (one step, activation checkpointing on)"
+  for s in $FIT_SHAPES; do
+    m="$work/fit-$s"
+    "$py" tools/gpu/make_policy_golden.py --bench "$m" --bench-shape "$s" --bench-model-only >/dev/null ||
+      { echo "fit $s: cannot make the model"; continue; }
+    for lora in 0 "${LORA_RANK:-16}"; do
+      [[ $lora == 0 ]] && what="full weights" || what="LoRA rank $lora"
+      if CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench grpo --model "$m" --steps 1 --warmup 0 --lora-rank "$lora" \
+        --activation-checkpointing >>"$bench" 2>"$work/fit.err"; then
+        echo "fit $s, $what: fits ($(tail -1 "$bench" | "$py" -c 'import json,sys; print("%.1f GiB" % json.load(sys.stdin)["device_memory_used_gib"])'))"
+      else
+        echo "fit $s, $what: does not fit: $(grep -i -m1 "out of memory\|error" "$work/fit.err" | cut -c1-200)"
+      fi
+    done
+    rm -rf "$m"
+  done
 fi
 echo
 "$py" tools/gpu/learner_bench.py table "$bench"

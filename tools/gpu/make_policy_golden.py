@@ -283,15 +283,31 @@ def roundtrip(saved_root, golden_root):
     return 1 if failed else 0
 
 
-# Qwen2.5-0.5B's shape (issue 6's benchmark), random bf16 weights.
-BENCH_CONFIG = dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
-                    num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
-                    rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
+# The benchmarks' shapes, random bf16 weights: Qwen2.5-0.5B's (issue 6), and
+# Qwen2.5-3B's, Qwen2-7B's, Qwen2.5-14B's and -32B's (issue 21's real sizes).
+BENCH_SHAPES = {
+    "0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                 num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
+                 rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
+    "3b": dict(vocab_size=151936, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
+               num_attention_heads=16, num_key_value_heads=2, max_position_embeddings=32768,
+               rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
+    "7b": dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+               num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
+               rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
+    "14b": dict(vocab_size=152064, hidden_size=5120, intermediate_size=13824, num_hidden_layers=48,
+                num_attention_heads=40, num_key_value_heads=8, max_position_embeddings=32768,
+                rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
+    "32b": dict(vocab_size=152064, hidden_size=5120, intermediate_size=27648, num_hidden_layers=64,
+                num_attention_heads=40, num_key_value_heads=8, max_position_embeddings=32768,
+                rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
+}
 
 
-def bench_model(folder):
-    """Makes (once) a random model of Qwen2.5-0.5B's shape in bf16 under folder,
-    with the small Qwen2-style tokenizer (the benchmark feeds token ids)."""
+def bench_model(folder, shape="0.5b"):
+    """Makes (once) a random model of a BENCH_SHAPES shape in bf16 under
+    folder, with the small Qwen2-style tokenizer (the benchmark feeds token
+    ids); made in bf16, on the GPU where there is one (a 32B is 65 GB)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -299,15 +315,21 @@ def bench_model(folder):
         return folder
     os.makedirs(folder, exist_ok=True)
     torch.manual_seed(0)
-    config = Qwen2Config(**BENCH_CONFIG, initializer_range=0.02, eos_token_id=0, bos_token_id=None)
-    model = Qwen2ForCausalLM(config)
+    config = Qwen2Config(**BENCH_SHAPES[shape], initializer_range=0.02, eos_token_id=0, bos_token_id=None)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+            model = Qwen2ForCausalLM(config)
+    finally:
+        torch.set_default_dtype(default)
     randomise_all_parameters(model)
     model.to(torch.bfloat16).save_pretrained(folder, safe_serialization=True)
     make_tokenizers()["tok_qwen2_style"].save(os.path.join(folder, "tokenizer.json"))
     return folder
 
 
-def bench_transformers(folder, batches, prompt_tokens, new_tokens):
+def bench_transformers(folder, batches, prompt_tokens, new_tokens, shape="0.5b"):
     """transformers' generate() (greedy, always new_tokens long) on the bench
     model in bf16 on CUDA, one JSON line per batch size in the format of
     `crucible-policy bench-generate`; then the device's copy bandwidth."""
@@ -329,7 +351,7 @@ def bench_transformers(folder, batches, prompt_tokens, new_tokens):
         return time.perf_counter() - t0
 
     for batch in batches:
-        ids = torch.randint(0, BENCH_CONFIG["vocab_size"], (batch, prompt_tokens), generator=gen).cuda()
+        ids = torch.randint(0, BENCH_SHAPES[shape]["vocab_size"], (batch, prompt_tokens), generator=gen).cuda()
         torch.cuda.reset_peak_memory_stats()
         run(ids, 4)
         first = run(ids, 1)
@@ -353,14 +375,14 @@ def bench_transformers(folder, batches, prompt_tokens, new_tokens):
     print(json.dumps({"impl": "copy", "bandwidth_gb_s": 2 * a.numel() / best / 1e9}), flush=True)
 
 
-def bench_table(lines):
+def bench_table(lines, shape="0.5b"):
     """One table from the JSON lines of both benchmarks: tokens/s, decode step,
     memory, speed-up over transformers, and the fraction of the
     memory-bandwidth floor (weights + KV cache read per decode step, at the
     mean context length, over the measured copy bandwidth)."""
     rows = [json.loads(line) for line in lines if line.strip().startswith("{")]
     bandwidth = next((r["bandwidth_gb_s"] for r in rows if r.get("impl") == "copy"), None)
-    c = BENCH_CONFIG
+    c = BENCH_SHAPES[shape]
     head_dim = c["hidden_size"] // c["num_attention_heads"]
     per_layer = (c["hidden_size"] * head_dim * (c["num_attention_heads"] + 2 * c["num_key_value_heads"]) +
                  head_dim * (c["num_attention_heads"] + 2 * c["num_key_value_heads"]) +
@@ -385,8 +407,10 @@ def main():
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "policy"))
     parser.add_argument("--roundtrip", metavar="DIR",
                         help="compare checkpoints crucible saved under DIR/<model name> with the golden data in --out")
-    parser.add_argument("--bench", metavar="DIR", help="make the Qwen2.5-0.5B-shaped bench model in DIR (once) and "
+    parser.add_argument("--bench", metavar="DIR", help="make the bench model (--bench-shape) in DIR (once) and "
                                                       "run transformers' generate() on it")
+    parser.add_argument("--bench-shape", choices=sorted(BENCH_SHAPES), default="0.5b",
+                        help="the bench model's shape: Qwen2.5-0.5B's or Qwen2-7B's (also for --bench-table)")
     parser.add_argument("--bench-model-only", action="store_true", help="with --bench: only make the model")
     parser.add_argument("--batches", default="1,8,64")
     parser.add_argument("--prompt-tokens", type=int, default=512)
@@ -396,14 +420,14 @@ def main():
     if args.roundtrip:
         sys.exit(roundtrip(os.path.abspath(args.roundtrip), os.path.abspath(args.out)))
     if args.bench:
-        bench_model(os.path.abspath(args.bench))
+        bench_model(os.path.abspath(args.bench), args.bench_shape)
         if not args.bench_model_only:
             bench_transformers(os.path.abspath(args.bench), [int(b) for b in args.batches.split(",")],
-                               args.prompt_tokens, args.new_tokens)
+                               args.prompt_tokens, args.new_tokens, args.bench_shape)
         return
     if args.bench_table:
         with open(args.bench_table, encoding="utf-8") as f:
-            bench_table(f.readlines())
+            bench_table(f.readlines(), args.bench_shape)
         return
     make_golden(os.path.abspath(args.out))
 

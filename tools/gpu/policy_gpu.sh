@@ -23,6 +23,9 @@
 #   SKIP_ROUNDTRIP=1  skip step 3
 #   HF_BENCH=0        benchmark crucible only (skip transformers in step 4)
 #   EAGER_BENCH=1     also benchmark crucible without CUDA graphs
+#   SHAPE=7b          the bench model's shape in step 4 (make_policy_golden.py's
+#                     BENCH_SHAPES: 0.5b, the default, 3b, 7b, 14b, 32b)
+#   BENCH_ONLY=1      build crucible-policy and run only step 4
 #   CONTINUOUS_ONLY=1 build crucible-policy and run only the continuous
 #                     batching benchmark: 256 sampled prompts (512 tokens),
 #                     completions ending at an eos set of mean 128 tokens (cap
@@ -65,15 +68,21 @@ cmake -S . -B build-gpu -G Ninja \
   -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/$arch" \
   -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/cmake.log" || { tail -50 "$work/cmake.log"; exit 1; }
+shape=${SHAPE:-0.5b}
+bench_model="$work/bench_model"
+[[ $shape != 0.5b ]] && bench_model+="-$shape"
 if [[ "${CONTINUOUS_ONLY:-0}" == 1 ]]; then
   cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy
   echo "=== continuous batching against static batches (Qwen2.5-0.5B shape, bf16)"
-  "$py" tools/gpu/make_policy_golden.py --bench "$work/bench_model" --bench-model-only
-  build-gpu/bin/crucible-policy bench-generate --model "$work/bench_model" --device cuda --batch 16,64 \
+  "$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --bench-model-only
+  build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 16,64 \
     --prompt-tokens 512 --new-tokens 512 --prompts 256 --mean-tokens 128 | tee "$work/continuous.jsonl"
   [[ -n "${OUT:-}" ]] && cp "$work/continuous.jsonl" "$OUT/"
   exit 0
 fi
+if [[ "${BENCH_ONLY:-0}" == 1 ]]; then
+  cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy
+else
 cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy policy_model_test policy_golden_test policy_io_test
 
 echo "=== 1. golden data (tests/data/policy)"
@@ -125,18 +134,22 @@ for m in qwen2_tiny_sharded llama_tiny_tied; do
 done
 fi
 
-echo "=== 4. generation benchmark (Qwen2.5-0.5B shape, bf16, 512 + 512 tokens)"
-bench="$work/bench.jsonl"
-"$py" tools/gpu/make_policy_golden.py --bench "$work/bench_model" --bench-model-only
-build-gpu/bin/crucible-policy bench-generate --model "$work/bench_model" --device cuda --batch 1,8,64 \
+fi  # BENCH_ONLY
+
+echo "=== 4. generation benchmark ($shape shape, bf16, 512 + 512 tokens)"
+bench="$work/bench-$shape.jsonl"
+"$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --bench-model-only
+build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \
   --prompt-tokens 512 --new-tokens 512 | tee "$bench"
 if [[ "${EAGER_BENCH:-0}" == 1 ]]; then
-  build-gpu/bin/crucible-policy bench-generate --model "$work/bench_model" --device cuda --batch 1,8,64 \
+  build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \
     --prompt-tokens 512 --new-tokens 512 --cuda-graphs false | tee -a "$bench"
 fi
 if [[ "${HF_BENCH:-1}" != 0 ]]; then
-  "$py" tools/gpu/make_policy_golden.py --bench "$work/bench_model" --batches 1,8,64 | tee -a "$bench"
+  "$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --batches 1,8,64 |
+    tee -a "$bench"
 fi
 echo
-"$py" tools/gpu/make_policy_golden.py --bench-table "$bench"
+"$py" tools/gpu/make_policy_golden.py --bench-table "$bench" --bench-shape "$shape"
+[[ -n "${OUT:-}" ]] && cp "$bench" "$OUT/"
 echo "(JSON lines in $bench; golden data regenerated under $repo/tests/data/policy)"
