@@ -3,13 +3,19 @@
 //
 //   learner_bench grpo --model DIR [--groups 8 --group-size 4 --prompt 256
 //       --completion 768 --micro-batches 4 --kl-beta 0.04 --steps 5 --warmup 2]
-//       [--nccl RANK WORLD STORE]
+//       [--nccl RANK WORLD STORE] [--lora-rank R --lora-alpha A]
+//       [--activation-checkpointing]
 //     GRPO steps of crucible's trainer (bf16 autocast over fp32 weights) on a
 //     synthetic batch that tools/gpu/learner_bench.py builds the same way for
 //     its PyTorch eager step. With --nccl, one data-parallel rank; every rank
-//     sees its GPU as cuda:0 and is given the same batch of groups.
-//   learner_bench publish --model DIR --work DIR [--repeat 3]
-//     publication of the policy's weights to a rollout on the same node:
+//     sees its GPU as cuda:0 and is given the same batch of groups. With
+//     --lora-rank, adapters on every projection train over the frozen base
+//     (the KL reference is the base without them). The line carries the
+//     base's parameter count and the device memory in use at the end.
+//   learner_bench publish --model DIR --work DIR [--repeat 3] [--lora-rank R]
+//     publication of the policy's weights (with --lora-rank, of fresh
+//     adapters alone, applied onto the base the rollout holds) to a rollout
+//     on the same node:
 //     the learner's side as learner_actor.cpp's publish() does it
 //     (weight_publisher: one bf16 copy on the device, one transfer to the
 //     host, hashed once, written once with a publish_dir), the rollout's as
@@ -22,12 +28,15 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "actors/learner/distributed.hpp"
 #include "actors/learner/publication.hpp"
 #include "actors/learner/trainer.hpp"
 #include "actors/learner/weight_publisher.hpp"
+#include "actors/policy/device_memory.hpp"
+#include "actors/policy/lora_adapters.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/rollout/weights_folder.hpp"
 
@@ -38,6 +47,13 @@ namespace fs = std::filesystem;
 using clock = std::chrono::steady_clock;
 
 double since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+// Every parameter of the model (the base's, without adapters): the N of 6N FLOPs a token.
+std::int64_t parameter_count(const policy::causal_lm& model) {
+  std::int64_t n = 0;
+  for (const auto& p : model.parameters()) n += p.numel();
+  return n;
+}
 
 void synchronize(const torch::Device& device) {
 #if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
@@ -52,6 +68,9 @@ struct grpo_args {
   int groups = 8, group_size = 4, prompt = 256, completion = 768, micro_batches = 4, steps = 5, warmup = 2;
   double kl_beta = 0.04;
   std::vector<std::string> nccl;  // RANK WORLD STORE
+  std::uint32_t lora_rank = 0;    // > 0: LoRA on every projection (alpha lora_alpha), the base frozen
+  double lora_alpha = 16;
+  bool activation_checkpointing = false;
 };
 
 // The synthetic batch; tools/gpu/learner_bench.py's batch() is the same
@@ -110,6 +129,9 @@ int run_grpo(const grpo_args& a) {
   o.micro_batches = static_cast<std::uint64_t>(a.micro_batches);
   o.device = placement.device;
   o.max_staleness = 1000000;
+  o.lora.rank = a.lora_rank;
+  o.lora.alpha = a.lora_alpha;
+  o.activation_checkpointing = a.activation_checkpointing;
   auto t = trainer::create(*model, nullptr, o, dp.get());
   if (!t) {
     std::fprintf(stderr, "%s\n", t.error().text().c_str());
@@ -153,7 +175,12 @@ int run_grpo(const grpo_args& a) {
                      {"seconds_per_step", total / static_cast<double>(a.steps)},
                      {"tokens_per_second", tokens / total},
                      {"step_seconds", times},
-                     {"losses", losses}};
+                     {"losses", losses},
+                     {"lora_rank", a.lora_rank},
+                     {"lora_alpha", a.lora_alpha},
+                     {"activation_checkpointing", a.activation_checkpointing},
+                     {"parameters", parameter_count(**model)},
+                     {"device_memory_used_gib", policy::device_memory_used_gib()}};
     std::printf("%s\n", j.dump().c_str());
     std::fflush(stdout);
   }
@@ -163,6 +190,7 @@ int run_grpo(const grpo_args& a) {
 struct publish_args {
   std::string model, work;
   int repeat = 3;
+  std::uint32_t lora_rank = 0;  // > 0: fresh adapters on every projection, published alone
 };
 
 int run_publish(const publish_args& a) {
@@ -176,6 +204,24 @@ int run_publish(const publish_args& a) {
   }
   policy::model_placement rollout_placement;  // as rollout_actor.cpp: device only (bf16 on CUDA)
   rollout_placement.device = "cuda";
+  // LoRA: the learner's model carries adapters, so a publication is the
+  // adapters alone, and the rollout applies them onto the base it holds
+  // (rollout_actor.cpp's switch_weights).
+  std::optional<policy::policy> rollout_base;
+  if (a.lora_rank > 0) {
+    policy::lora_options lo;
+    lo.rank = a.lora_rank;
+    if (auto added = policy::add_lora(**model, lo, 1); !added) {
+      std::fprintf(stderr, "%s\n", added.error().text().c_str());
+      return 1;
+    }
+    auto base = policy::policy::load(a.model, rollout_placement);
+    if (!base) {
+      std::fprintf(stderr, "%s\n", base.error().text().c_str());
+      return 1;
+    }
+    rollout_base.emplace(std::move(*base));
+  }
   const std::uint64_t chunk_bytes = learner_options{}.publish_chunk_bytes;
   // The learner's publishers, one per mode as learner_actor.cpp makes them.
   weight_publisher_options path_options;
@@ -185,7 +231,7 @@ int run_publish(const publish_args& a) {
   weight_publisher_options chunk_options;
   chunk_options.chunk_bytes = chunk_bytes;
   weight_publisher to_path(path_options), to_chunks(chunk_options);
-  {
+  if (!rollout_base) {
     // Once: the published bytes against what save_causal_lm writes (the
     // earlier path: fp32 to the host, converted there, written, read back).
     policy::save_options so;
@@ -247,14 +293,19 @@ int run_publish(const publish_args& a) {
       }
       const double receive_s = since(t1);
       const auto t2 = clock::now();
-      auto loaded = policy::policy::load(dir, rollout_placement);
-      if (!loaded) {
+      if (rollout_base) {
+        if (auto s = rollout_base->load_adapters(dir); !s) {
+          std::fprintf(stderr, "%s\n", s.error().text().c_str());
+          return 1;
+        }
+      } else if (auto loaded = policy::policy::load(dir, rollout_placement); !loaded) {
         std::fprintf(stderr, "%s\n", loaded.error().text().c_str());
         return 1;
       }
       synchronize(torch::Device("cuda"));
       const double load_s = since(t2);
       nlohmann::json j{{"bench", "publish"},    {"mode", mode},          {"version", version},
+                       {"lora_rank", a.lora_rank},
                        {"bytes", p->total_bytes}, {"chunks", p->chunks},    {"learner_seconds", learner_s},
                        {"assemble_seconds", assemble_s}, {"receive_seconds", receive_s}, {"load_seconds", load_s},
                        {"total_seconds", learner_s + receive_s + load_s}};
@@ -284,11 +335,15 @@ int main(int argc, char** argv) {
   grpo->add_option("--steps", g.steps, "timed steps");
   grpo->add_option("--warmup", g.warmup, "untimed steps first");
   grpo->add_option("--nccl", g.nccl, "RANK WORLD STORE: one NCCL data-parallel rank")->expected(3);
+  grpo->add_option("--lora-rank", g.lora_rank, "LoRA rank on every attention and MLP projection (0: full weights)");
+  grpo->add_option("--lora-alpha", g.lora_alpha, "LoRA alpha");
+  grpo->add_flag("--activation-checkpointing", g.activation_checkpointing, "recompute each layer in the backward");
   publish_args p;
   auto* publish = app.add_subcommand("publish", "publication of the weights to a rollout's loader");
   publish->add_option("--model", p.model, "Hugging Face folder of the policy")->required();
   publish->add_option("--work", p.work, "scratch folder")->required();
   publish->add_option("--repeat", p.repeat, "versions published");
+  publish->add_option("--lora-rank", p.lora_rank, "publish fresh LoRA adapters of this rank (the adapters alone)");
   CLI11_PARSE(app, argc, argv);
   if (grpo->parsed()) return run_grpo(g);
   return run_publish(p);

@@ -129,7 +129,8 @@ struct stop_rules {
 // row's prompt sits in the columns just before the column of its first
 // token, everything before it masked. When a row finishes and a prompt is
 // waiting, that prompt is prefilled alone and its keys and values copied in
-// front of the current column (refill), so the slot decodes again at once.
+// front of the current column (refill), so the slot decodes again at once;
+// the prompts refilled at one step are prefilled together.
 class decode_pass {
  public:
   decode_pass(causal_lm& model, const std::vector<std::vector<std::int32_t>>& prompts, std::vector<row_state>& rows,
@@ -260,57 +261,88 @@ class decode_pass {
   }
 
   // Gives every finished slot the next waiting prompt whose whole
-  // completion fits in the cache from this step's column on. Returns the
-  // step's tokens with each refilled slot's first token in place.
+  // completion fits in the cache from this step's column on (again, for a
+  // slot whose new row finished at its first token). Returns the step's
+  // tokens with each refilled slot's first token in place.
   torch::Tensor refill(torch::Tensor tokens, std::size_t& next, std::int64_t step) {
     const std::int64_t column = longest_ + step;  // where this step's tokens are written
     if (column + options_.max_new_tokens > capacity_) return tokens;
     bool copied = false;
-    for (std::size_t b = 0; b < row_of_.size() && next < prompts_.size(); ++b) {
-      while (next < prompts_.size()) {
-        if (auto* r = row_in(b); r && !r->done) break;
-        if (!copied) tokens = tokens.clone(), copied = true;
-        start(b, next++, step, tokens);
+    while (next < prompts_.size()) {
+      std::vector<std::pair<std::size_t, std::size_t>> starts;  // (slot, prompt)
+      for (std::size_t b = 0; b < row_of_.size() && next < prompts_.size(); ++b) {
+        if (auto* r = row_in(b); !r || r->done) starts.emplace_back(b, next++);
       }
+      if (starts.empty()) break;
+      if (!copied) tokens = tokens.clone(), copied = true;
+      start(starts, step, tokens);
     }
     return tokens;
   }
 
-  // Prefills prompt `index` alone, copies its keys and values into slot b
-  // just before this step's column, and chooses its first token there.
-  void start(std::size_t b, std::size_t index, std::int64_t step, torch::Tensor& tokens) {
-    const auto& p = prompts_[index];
-    const auto length = static_cast<std::int64_t>(p.size());
+  // Prefills the prompts of `starts` together (left-padded to the longest
+  // of them), copies each one's keys and values into its slot just before
+  // this step's column, and chooses their first tokens there: one forward
+  // and one host synchronisation for every slot refilled at this step.
+  void start(const std::vector<std::pair<std::size_t, std::size_t>>& starts, std::int64_t step, torch::Tensor& tokens) {
+    const auto k = static_cast<std::int64_t>(starts.size());
     const std::int64_t column = longest_ + step;
-    auto ids = torch::tensor(std::vector<std::int64_t>(p.begin(), p.end()), torch::kInt64).unsqueeze(0).to(device_);
-    auto mask = torch::ones({1, length}, torch::TensorOptions().dtype(torch::kBool).device(device_));
-    kv_cache alone = model_.make_cache(1, length);
-    auto hidden = model_.hidden_states(ids, positions_from_mask(mask), mask, &alone);
-    auto logits = model_.logits(hidden.select(1, length - 1));
-    for (std::size_t layer = 0; layer < alone.keys.size(); ++layer) {
-      cache_->keys[layer][static_cast<std::int64_t>(b)].narrow(1, column - length, length).copy_(alone.keys[layer][0]);
-      cache_->values[layer][static_cast<std::int64_t>(b)].narrow(1, column - length, length).copy_(alone.values[layer][0]);
+    std::int64_t width = 0;
+    for (const auto& [b, index] : starts) width = std::max(width, static_cast<std::int64_t>(prompts_[index].size()));
+    auto ids = torch::zeros({k, width}, torch::kInt64);
+    auto mask = torch::ones({k, width}, torch::kBool);
+    auto row_masks = torch::zeros({k, capacity_}, torch::kBool);
+    auto ids_a = ids.accessor<std::int64_t, 2>();
+    auto mask_a = mask.accessor<bool, 2>();
+    auto row_a = row_masks.accessor<bool, 2>();
+    std::vector<std::int64_t> slots, lengths, indices;
+    for (std::int64_t j = 0; j < k; ++j) {
+      const auto& [b, index] = starts[static_cast<std::size_t>(j)];
+      const auto& p = prompts_[index];
+      const auto length = static_cast<std::int64_t>(p.size());
+      const std::int64_t pad = width - length;
+      for (std::int64_t t = 0; t < length; ++t) ids_a[j][pad + t] = p[static_cast<std::size_t>(t)];
+      for (std::int64_t t = 0; t < pad; ++t) mask_a[j][t] = false;
+      for (std::int64_t t = column - length; t < capacity_; ++t) row_a[j][t] = true;
+      slots.push_back(static_cast<std::int64_t>(b));
+      lengths.push_back(length);
+      indices.push_back(static_cast<std::int64_t>(index));
     }
-    auto row_mask = key_mask_[static_cast<std::int64_t>(b)];
-    row_mask.narrow(0, 0, column - length).fill_(false);
-    row_mask.narrow(0, column - length, capacity_ - (column - length)).fill_(true);
+    mask = mask.to(device_);
+    kv_cache fresh = model_.make_cache(k, width);
+    auto hidden = model_.hidden_states(ids.to(device_), positions_from_mask(mask), mask, &fresh);
+    auto logits = model_.logits(hidden.select(1, width - 1));
+    for (std::size_t layer = 0; layer < fresh.keys.size(); ++layer) {
+      for (std::int64_t j = 0; j < k; ++j) {
+        const auto length = lengths[static_cast<std::size_t>(j)];
+        const auto slot = slots[static_cast<std::size_t>(j)];
+        cache_->keys[layer][slot].narrow(1, column - length, length).copy_(fresh.keys[layer][j].narrow(1, width - length, length));
+        cache_->values[layer][slot].narrow(1, column - length, length).copy_(fresh.values[layer][j].narrow(1, width - length, length));
+      }
+    }
     const auto n = static_cast<std::int64_t>(prompts_.size());
-    const auto i = static_cast<std::int64_t>(index);
+    auto slot_t = torch::tensor(slots, torch::kInt64).to(device_);
+    auto index_t = torch::tensor(indices, torch::kInt64);
+    key_mask_.index_put_({slot_t}, row_masks.to(device_));  // in place: a CUDA graph reads this mask
     torch::Tensor u;
-    if (uniforms_.defined()) u = uniforms_.narrow(0, i, 1);  // the row's first draw
+    if (uniforms_.defined()) u = uniforms_.index_select(0, index_t.to(uniforms_.device()));  // each row's first draw
     auto [first, logprob] = choose(logits, options_.sampling, u);
-    const auto token = first.to(torch::kCPU).item<std::int64_t>();
-    row_of_[b] = i;
-    start_of_[b] = step;
-    auto& r = rows_[index];
-    r.out.start_step = steps_before_;
-    rules_.accept(r, static_cast<std::int32_t>(token), logprob.to(torch::kCPU).item<float>());
-    // Its k-th token is chosen at step + k with its own k-th draw, and fed at
-    // position length + k.
-    const auto slot = static_cast<std::int64_t>(b);
-    tokens.index_put_({slot}, token);
-    base_.index_put_({slot}, length - step);
-    offsets_.index_put_({slot}, i - step * n);
+    // Each row's k-th token is chosen at step + k with its own k-th draw,
+    // and fed at position length + k.
+    tokens.index_put_({slot_t}, first);
+    base_.index_put_({slot_t}, (torch::tensor(lengths, torch::kInt64) - step).to(device_));
+    offsets_.index_put_({slot_t}, (index_t - step * n).to(device_));
+    auto host_first = first.to(torch::kCPU);
+    auto host_logprob = logprob.to(torch::kCPU);
+    for (std::int64_t j = 0; j < k; ++j) {
+      const auto b = static_cast<std::size_t>(slots[static_cast<std::size_t>(j)]);
+      const auto i = indices[static_cast<std::size_t>(j)];
+      row_of_[b] = i;
+      start_of_[b] = step;
+      auto& r = rows_[static_cast<std::size_t>(i)];
+      r.out.start_step = steps_before_;
+      rules_.accept(r, static_cast<std::int32_t>(host_first[j].item<std::int64_t>()), host_logprob[j].item<float>());
+    }
   }
 
   causal_lm& model_;

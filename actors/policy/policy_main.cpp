@@ -8,7 +8,6 @@
 // folder, as the learner's LoRA checkpoints and publications are, merged into
 // its base as a full checkpoint) and bench-generate.
 #include "runtime/base/compute_tuning.hpp"
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include "actors/policy/generate_command.hpp"
+#include "actors/policy/device_memory.hpp"
 #include "actors/policy/lora.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/policy/tokenize_command.hpp"
@@ -28,16 +28,6 @@
 namespace {
 
 using namespace crucible::policy;
-
-// Device memory in use (total - free) as cudaMemGetInfo reports it, found at
-// run time in the CUDA runtime LibTorch loaded; -1 without CUDA.
-double device_memory_used_gib() {
-  using get_info_fn = int (*)(std::size_t*, std::size_t*);
-  auto fn = reinterpret_cast<get_info_fn>(dlsym(RTLD_DEFAULT, "cudaMemGetInfo"));
-  std::size_t free = 0, total = 0;
-  if (!fn || fn(&free, &total) != 0) return -1;
-  return static_cast<double>(total - free) / (1024.0 * 1024.0 * 1024.0);
-}
 
 struct bench_request {
   std::string model_dir, device = "cuda";

@@ -436,6 +436,24 @@ TEST_CASE("continuous batching: a finished row's slot takes the next waiting pro
       CHECK(full->at(2).start_step == 15);
       CHECK(full->at(4).start_step == 30);
     }
+    SUBCASE("slots that finish at one step are refilled together: one prefill, its prompts padded to the longest") {
+      auto cut = long_prompt;
+      cut.resize(cut.size() > 3 ? cut.size() - 3 : 1);
+      REQUIRE(cut.size() < long_prompt.size());
+      auto alone_cut = p.generate({cut}, o);
+      REQUIRE(alone_cut.ok());
+      const std::vector<std::vector<std::int32_t>> both{short_prompt, short_prompt, cut, long_prompt};
+      auto together = p.generate(both, o);
+      REQUIRE(together.ok());
+      same(together->at(0), alone_short->at(0));
+      same(together->at(1), alone_short->at(0));
+      same(together->at(2), alone_cut->at(0));
+      same(together->at(3), alone_long->at(0));
+      // Both short completions end at the same step; both slots take a
+      // waiting prompt at that step.
+      CHECK(together->at(2).start_step == short_steps - 1);
+      CHECK(together->at(3).start_step == short_steps - 1);
+    }
     SUBCASE("sampled: each prompt draws as in one batch, and the log-probs are the network's") {
       o.sampling = {.greedy = false, .temperature = 0.8, .top_p = 1.0, .top_k = 0, .seed = 7};
       auto continuous = p.generate(prompts, o);
