@@ -29,12 +29,15 @@
 # ("level1/* level2/*"; or e.g. "level1/19 level1/88"), EVAL_DEVICES (cuda:0;
 # "cpu" for one CPU evaluator, a check of the script without a GPU), RESULTS
 # (the two docs/results files), SFT_EXAMPLES (64, drawn at random from the
-# verified set; 0 = all), SFT_EPOCHS (1), ROLLOUTS (8), GROUP_SIZE (8),
+# verified set; 0 = all), SFT_EPOCHS (1), STAGE1_DEVICE (the config's [sft]
+# device, cpu; cuda:0 trains stage 1 on the GPU before the evaluator takes
+# it: a random policy needs hundreds of steps, e.g. SFT_EPOCHS=88 on 64
+# examples, before it writes code blocks), ROLLOUTS (8), GROUP_SIZE (8),
 # MAX_NEW_TOKENS (2048), PROTOCOL (default), JOBS, PYTHON. table.md (every
 # run of WORK), the kernels and all.tgz go under $OUT when it is set.
 set -uo pipefail
 if (($# < 3)); then
-  sed -n '2,34p' "$0"
+  sed -n '2,37p' "$0"
   exit 2
 fi
 cd "$(dirname "$0")/../.."
@@ -74,6 +77,8 @@ run, ro, lo = c["run"], c["rollout"], c["learner"]
 staleness = int(sys.argv[3]) if sys.argv[3].isdigit() else lo["max_staleness"]  # "stage1", "stage2": the config's
 if sys.argv[3] == "stage2":
     lo["objective"] = "reinforce"
+if sys.argv[3] == "stage1" and "${STAGE1_DEVICE:-}":
+    c["sft"]["device"] = "${STAGE1_DEVICE:-}"  # the GPU is free until stage 3's evaluator takes it
 run.update(policy=policy, sft_data=sft, sft_epochs=int("${SFT_EPOCHS:-1}"), tasks_dir="$work/tasks",
            time_limit_s=float("$run_s"), rollouts=int("${ROLLOUTS:-8}"), protocol="${PROTOCOL:-default}",
            exemplar_seed=["$cl1/%s.json" % g for g in ("a100", "l40", "3090", "h20")],
