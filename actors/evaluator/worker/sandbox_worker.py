@@ -984,9 +984,9 @@ def timed_rounds(req):
     retention = D.Retention()  # checked rounds' outputs the candidate held (output_retained.py)
 
     def judged(found, seed):
-        """A held output unchanged through a later call is a cache (hack);
-        one that call overwrote fails its spot check (output_aliasing seen
-        only while timed)."""
+        """A checked round's output the candidate still holds, unchanged,
+        two calls later is a cache (hack); one those calls overwrote fails
+        its spot check (output_aliasing seen only while timed)."""
         violations, changed = found
         raise_violations(violations)
         if changed:
