@@ -3,8 +3,7 @@
 // fresh adapters change nothing, base_only_scope leaves them out, only the
 // adapters get gradients when the base is frozen, and the PEFT folder
 // round-trips with PEFT's names and config keys.
-#include <doctest/doctest.h>
-
+// LibTorch first: glog defines a CHECK that doctest's must replace.
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +12,8 @@
 #include "actors/policy/lora.hpp"
 #include "actors/policy/lora_adapters.hpp"
 #include "actors/policy/test_support.hpp"
+
+#include <doctest/doctest.h>
 
 namespace crucible::policy {
 namespace {

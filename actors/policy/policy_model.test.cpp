@@ -4,8 +4,7 @@
 // checkpoints. The bf16 one (llama_tiny_tied) is compared in fp32 too: the
 // golden script upcasts its bf16 weights to fp32 and computes in fp32, and
 // bf16 -> fp32 is exact, so the same tolerance applies.
-#include <doctest/doctest.h>
-
+// LibTorch first: glog defines a CHECK that doctest's must replace.
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
@@ -16,6 +15,8 @@
 #include "actors/policy/decode_runner.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/policy/test_support.hpp"
+
+#include <doctest/doctest.h>
 
 namespace crucible::policy {
 namespace {
@@ -543,7 +544,7 @@ TEST_CASE("on CUDA, fp32 generation matches the golden data and bf16 stays close
     auto bf16 = policy::load(golden_dir(name), {.device = "cuda", .compute_dtype = std::nullopt});
     REQUIRE_MESSAGE(fp32.ok(), fp32.error().text());
     REQUIRE_MESSAGE(bf16.ok(), bf16.error().text());
-    CHECK(bf16->model()->compute_dtype() == torch::kBFloat16);
+    CHECK((bf16->model()->compute_dtype() == torch::kBFloat16));
     std::vector<std::vector<std::int32_t>> prompts;
     for (const auto& g : golden["greedy"]) prompts.push_back(ids_of(g["prompt_ids"]));
     auto got = fp32->generate(prompts, golden_greedy());
