@@ -285,22 +285,19 @@ def roundtrip(saved_root, golden_root):
 
 # The benchmarks' shapes, random bf16 weights: Qwen2.5-0.5B's (issue 6), and
 # Qwen2.5-3B's, Qwen2-7B's, Qwen2.5-14B's and -32B's (issue 21's real sizes).
+def qwen2_shape(vocab, hidden, intermediate, layers, heads, kv_heads, tied):
+    """A Qwen2 config's sizes, with what the family shares (positions, RoPE, norm)."""
+    return dict(vocab_size=vocab, hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=layers,
+                num_attention_heads=heads, num_key_value_heads=kv_heads, max_position_embeddings=32768,
+                rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=tied)
+
+
 BENCH_SHAPES = {
-    "0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
-                 num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
-                 rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
-    "3b": dict(vocab_size=151936, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
-               num_attention_heads=16, num_key_value_heads=2, max_position_embeddings=32768,
-               rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
-    "7b": dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
-               num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
-               rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
-    "14b": dict(vocab_size=152064, hidden_size=5120, intermediate_size=13824, num_hidden_layers=48,
-                num_attention_heads=40, num_key_value_heads=8, max_position_embeddings=32768,
-                rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
-    "32b": dict(vocab_size=152064, hidden_size=5120, intermediate_size=27648, num_hidden_layers=64,
-                num_attention_heads=40, num_key_value_heads=8, max_position_embeddings=32768,
-                rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
+    "0.5b": qwen2_shape(151936, 896, 4864, 24, 14, 2, True),
+    "3b": qwen2_shape(151936, 2048, 11008, 36, 16, 2, True),
+    "7b": qwen2_shape(152064, 3584, 18944, 28, 28, 4, False),
+    "14b": qwen2_shape(152064, 5120, 13824, 48, 40, 8, False),
+    "32b": qwen2_shape(152064, 5120, 27648, 64, 40, 8, False),
 }
 
 
@@ -324,7 +321,7 @@ def bench_model(folder, shape="0.5b"):
     finally:
         torch.set_default_dtype(default)
     randomise_all_parameters(model)
-    model.to(torch.bfloat16).save_pretrained(folder, safe_serialization=True)
+    model.save_pretrained(folder, safe_serialization=True)
     make_tokenizers()["tok_qwen2_style"].save(os.path.join(folder, "tokenizer.json"))
     return folder
 
