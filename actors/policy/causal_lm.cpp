@@ -13,6 +13,7 @@
 
 #include "actors/policy/activation_checkpoint.hpp"
 #include "actors/policy/checkpoint_weights.hpp"
+#include "actors/policy/decoder_layer.hpp"
 #include "actors/policy/lora_adapters.hpp"
 #include "actors/policy/parameter_tree.hpp"
 #include "runtime/base/write_file.hpp"
@@ -32,17 +33,6 @@
 #endif
 
 namespace crucible::policy {
-
-struct decoder_layer {
-  torch::Tensor input_norm, post_norm;
-  torch::Tensor q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
-  torch::Tensor gate_w, gate_b, up_w, up_b, down_w, down_b;
-  // On CUDA the q/k/v projections share one weight (and bias) tensor, and so
-  // do gate/up: q_w, k_w, v_w are row blocks of qkv_w (aliases, not views to
-  // autograd), so decode_step runs one matmul where there were three.
-  // Undefined on CPU.
-  torch::Tensor qkv_w, qkv_b, gate_up_w, gate_up_b;
-};
 
 namespace {
 
@@ -92,10 +82,6 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   auto h = x.to(torch::kFloat32);
   h = h * torch::rsqrt(h.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return weight * h.to(x.scalar_type());
-}
-
-torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
-  return b.defined() ? torch::nn::functional::linear(x, w, b) : torch::nn::functional::linear(x, w);
 }
 
 torch::Tensor rotate_half(const torch::Tensor& x) {
@@ -300,7 +286,8 @@ torch::Tensor causal_lm::attention(decoder_layer& layer, const torch::Tensor& x,
 }
 
 torch::Tensor causal_lm::decode_step(const torch::Tensor& ids, const torch::Tensor& positions, const torch::Tensor& slot,
-                                     const torch::Tensor& key_mask, kv_cache& cache) {
+                                     const torch::Tensor& key_mask, kv_cache& cache, bool fused_kernels) {
+  if (fused_kernels && fused_decode_available()) return fused_decode_step(ids, positions, slot, key_mask, cache);
   const auto& c = config_;
   const std::int64_t batch = ids.size(0), capacity = cache.capacity, d = c.head_dim;
   const std::int64_t heads = c.num_attention_heads, kv_heads = c.num_key_value_heads, group = heads / kv_heads;

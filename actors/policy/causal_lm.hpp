@@ -101,14 +101,21 @@ class causal_lm : public torch::nn::Module {
   //            <= slot are attended)
   // Returns the next-token logits [batch, vocab] in fp32. cache.length is
   // left alone; the caller tracks it. Same network as hidden_states + logits.
+  // fused_kernels: where fused_decode_available(), the norms, RoPE with the
+  // cache write, the attention and SwiGLU's product run as the fused CUDA
+  // kernels of decode_kernels.hpp (fused_decode.cpp) instead of LibTorch ops.
   torch::Tensor decode_step(const torch::Tensor& ids, const torch::Tensor& positions, const torch::Tensor& slot,
-                            const torch::Tensor& key_mask, kv_cache& cache);
+                            const torch::Tensor& key_mask, kv_cache& cache, bool fused_kernels = false);
+  // True on CUDA when this build has the fused decode kernels and this
+  // network's attention fits them (at most 16 query heads a key/value head,
+  // head_dim at most 256).
+  bool fused_decode_available() const;
 
-  // Decode runners kept between generate() calls, one per batch size and
-  // capacity, at most a few (the least recently used is dropped). take_runner
+  // Decode runners kept between generate() calls, one per batch size,
+  // capacity and choice of fused kernels, at most a few (the least recently used is dropped). take_runner
   // hands one out for the caller's exclusive use (a new one when none is
   // idle); return_runner puts it back. Thread-safe.
-  std::shared_ptr<decode_runner> take_runner(std::int64_t batch, std::int64_t capacity);
+  std::shared_ptr<decode_runner> take_runner(std::int64_t batch, std::int64_t capacity, bool fused_kernels);
   void return_runner(std::shared_ptr<decode_runner> runner);
 
   // LoRA adapters (lora_adapters.hpp) that every forward pass adds to the
@@ -148,6 +155,9 @@ class causal_lm : public torch::nn::Module {
   // The adapters forward passes on this thread use: null without adapters or
   // inside a base_only_scope.
   lora_adapters* active_adapters() const;
+  // decode_step with the fused kernels (fused_decode.cpp).
+  torch::Tensor fused_decode_step(const torch::Tensor& ids, const torch::Tensor& positions, const torch::Tensor& slot,
+                                  const torch::Tensor& key_mask, kv_cache& cache);
   torch::Tensor attention(decoder_layer& layer, const torch::Tensor& x, const torch::Tensor& cos,
                           const torch::Tensor& sin, const torch::Tensor& mask, kv_cache* cache, std::size_t index);
 

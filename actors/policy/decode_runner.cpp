@@ -46,8 +46,8 @@ struct decode_runner::graph_state {
 #endif
 };
 
-decode_runner::decode_runner(causal_lm& m, std::int64_t b, std::int64_t c)
-    : model(m), batch(b), capacity(c), cache(m.make_cache(b, c)) {
+decode_runner::decode_runner(causal_lm& m, std::int64_t b, std::int64_t c, bool fused)
+    : model(m), batch(b), capacity(c), fused_kernels(fused), cache(m.make_cache(b, c)) {
   const auto longs = torch::TensorOptions().dtype(torch::kInt64).device(m.device());
   ids = torch::zeros({batch, 1}, longs);
   positions = torch::zeros({batch, 1}, longs);
@@ -85,7 +85,7 @@ torch::Tensor decode_runner::step(const torch::Tensor& tokens, const torch::Tens
       auto state = std::make_unique<graph_state>();
       {
         c10::cuda::CUDAStreamGuard guard(side);
-        model.decode_step(ids, positions, slot, key_mask, cache);
+        model.decode_step(ids, positions, slot, key_mask, cache, fused_kernels);
         side.synchronize();
         // Rollouts of one process decode on one device from their own
         // threads: one capture at a time, in thread-local mode, so that the
@@ -94,7 +94,7 @@ torch::Tensor decode_runner::step(const torch::Tensor& tokens, const torch::Tens
         std::lock_guard<std::mutex> one_capture(capture_mutex);
         state->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
         try {
-          logits = model.decode_step(ids, positions, slot, key_mask, cache);
+          logits = model.decode_step(ids, positions, slot, key_mask, cache, fused_kernels);
         } catch (...) {
           end_failed_capture(side.stream());
           throw;
@@ -108,21 +108,21 @@ torch::Tensor decode_runner::step(const torch::Tensor& tokens, const torch::Tens
     return logits;
   }
 #endif
-  return model.decode_step(ids, positions, slot, key_mask, cache);
+  return model.decode_step(ids, positions, slot, key_mask, cache, fused_kernels);
 }
 
-std::shared_ptr<decode_runner> causal_lm::take_runner(std::int64_t batch, std::int64_t capacity) {
+std::shared_ptr<decode_runner> causal_lm::take_runner(std::int64_t batch, std::int64_t capacity, bool fused_kernels) {
   {
     std::lock_guard<std::mutex> lock(runners_mutex_);
     for (auto it = idle_runners_.rbegin(); it != idle_runners_.rend(); ++it) {
-      if ((*it)->batch == batch && (*it)->capacity == capacity) {
+      if ((*it)->batch == batch && (*it)->capacity == capacity && (*it)->fused_kernels == fused_kernels) {
         auto runner = *it;
         idle_runners_.erase(std::next(it).base());
         return runner;
       }
     }
   }
-  return std::make_shared<decode_runner>(*this, batch, capacity);
+  return std::make_shared<decode_runner>(*this, batch, capacity, fused_kernels);
 }
 
 void causal_lm::return_runner(std::shared_ptr<decode_runner> runner) {

@@ -23,7 +23,8 @@ bool cuda_graphs_available();
 std::int64_t runner_capacity(std::int64_t capacity);
 
 struct decode_runner {
-  decode_runner(causal_lm& model, std::int64_t batch, std::int64_t capacity);
+  // fused_kernels: decode_step's fused CUDA kernels (causal_lm.hpp).
+  decode_runner(causal_lm& model, std::int64_t batch, std::int64_t capacity, bool fused_kernels);
   ~decode_runner();
   decode_runner(const decode_runner&) = delete;
   decode_runner& operator=(const decode_runner&) = delete;
@@ -41,6 +42,7 @@ struct decode_runner {
 
   causal_lm& model;
   const std::int64_t batch, capacity;
+  const bool fused_kernels;
   kv_cache cache;
   torch::Tensor ids, positions, slot, key_mask;  // static inputs on the model's device
   torch::Tensor logits;                           // the graph's output

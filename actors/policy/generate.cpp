@@ -181,7 +181,7 @@ class decode_pass {
     kv_cache own_cache;
     cache_ = &own_cache;
     if (graphs) {
-      runner_ = model_.take_runner(batch, capacity_);
+      runner_ = model_.take_runner(batch, capacity_, options_.fused_kernels);
       runner_->start(key_mask_.narrow(1, 0, longest_));
       cache_ = &runner_->cache;
       key_mask_ = runner_->key_mask;  // refills edit the graph's own mask
@@ -506,6 +506,8 @@ status policy::save(const std::filesystem::path& dir, save_options options) cons
 }
 
 const model_config& policy::config() const { return model_->config(); }
+
+bool policy::fused_decode() const { return model_->fused_decode_available(); }
 
 std::string policy::text() const {
   std::ostringstream s;

@@ -72,6 +72,11 @@ struct generation_options {
   // size (captured at the first step, replayed after). false runs every step
   // eagerly. Ignored on CPU. Default true.
   bool cuda_graphs = true;
+  // With cuda_graphs, on CUDA: the decode step's norms, RoPE, attention and
+  // SwiGLU product as fused kernels (decode_kernels.hpp) where the build has
+  // them; false keeps LibTorch's ops (the peer they are measured against).
+  // Default true.
+  bool fused_kernels = true;
   // Continuous batching: at most `slots` prompts decode at once; when one
   // finishes (eos, stop string or length), the next waiting prompt is
   // prefilled alone and takes its slot while the others go on, so prompts
@@ -153,6 +158,9 @@ class policy {
                                    const model_placement& placement = {});
 
   const model_config& config() const;
+  // True when generation here can decode with the fused CUDA kernels
+  // (generation_options::fused_kernels; causal_lm::fused_decode_available).
+  bool fused_decode() const;
   const tokenizer& tok() const { return tokenizer_; }
   // The network, for the learner (include causal_lm.hpp to use it).
   const std::shared_ptr<causal_lm>& model() const { return model_; }

@@ -34,6 +34,7 @@ struct bench_request {
   std::int64_t prompt_tokens = 512, new_tokens = 512;
   std::vector<std::int64_t> batches{1, 8, 64};
   bool cuda_graphs = true;
+  bool fused_kernels = true;
   // Continuous batching against static batches (run_continuous_bench).
   std::int64_t prompts = 0;
   double mean_tokens = 0;
@@ -59,6 +60,7 @@ int run_continuous_bench(const policy& loaded, const bench_request& r) {
   o.eos_token_ids = std::vector<std::int32_t>(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(stops));
   o.max_new_tokens = r.new_tokens;
   o.cuda_graphs = r.cuda_graphs;
+  o.fused_kernels = r.fused_kernels;
   std::vector<std::vector<std::int32_t>> prompts(static_cast<std::size_t>(r.prompts));
   for (auto& p : prompts) {
     for (std::int64_t i = 0; i < r.prompt_tokens; ++i) p.push_back(token(rng));
@@ -122,6 +124,7 @@ int run_bench(const bench_request& r) {
   o.sampling.greedy = true;
   o.eos_token_ids = std::vector<std::int32_t>{};  // always the full length, as the transformers side
   o.cuda_graphs = r.cuda_graphs;
+  o.fused_kernels = r.fused_kernels;
   auto timed = [&](const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t n) {
     o.max_new_tokens = n;
     auto t0 = std::chrono::steady_clock::now();
@@ -141,7 +144,9 @@ int run_bench(const bench_request& r) {
     timed(prompts, 4);  // warm-up
     const double first = timed(prompts, 1);  // prefill and one token
     const double full = timed(prompts, r.new_tokens);
-    nlohmann::json j = {{"impl", r.cuda_graphs ? "crucible" : "crucible-eager"},
+    // "crucible": graphs and the fused kernels where the build has them.
+    const bool fused = r.cuda_graphs && r.fused_kernels && loaded->fused_decode();
+    nlohmann::json j = {{"impl", !r.cuda_graphs ? "crucible-eager" : fused ? "crucible" : "crucible-unfused"},
                         {"device", r.device},
                         {"batch", batch},
                         {"prompt_tokens", r.prompt_tokens},
@@ -260,6 +265,9 @@ int main(int argc, char** argv) {
   b->add_option("--new-tokens", bench->new_tokens)->capture_default_str();
   b->add_option("--batch", bench->batches, "Batch sizes")->delimiter(',');
   b->add_option("--cuda-graphs", bench->cuda_graphs, "Decode with CUDA graphs where available (true/false)")
+      ->capture_default_str();
+  b->add_option("--fused-kernels", bench->fused_kernels,
+                "With CUDA graphs: the fused decode kernels where the build has them (true/false)")
       ->capture_default_str();
   b->add_option("--prompts", bench->prompts,
                 "Continuous batching against static batches over this many sampled prompts (each --batch is the slots)")

@@ -236,7 +236,7 @@ TEST_CASE("the fixed-shape decode step (what a CUDA graph captures) gives the ca
   }
   auto lengths = mask.sum(1);
   kv_cache reference = model.make_cache(2, capacity);
-  decode_runner runner(model, 2, capacity);
+  decode_runner runner(model, 2, capacity, /*fused_kernels=*/false);
   runner.start(mask);
   auto prefill = model.logits(model.hidden_states(ids, positions_from_mask(mask), mask, &reference).select(1, -1));
   model.hidden_states(ids, positions_from_mask(mask), mask, &runner.cache);
@@ -270,6 +270,114 @@ TEST_CASE("the fixed-shape decode step (what a CUDA graph captures) gives the ca
   }
   auto after = model.decode_step(runner.ids, runner.positions, runner.slot, runner.key_mask, runner.cache);
   CHECK((after - before).abs().max().item<double>() <= kTolerance);
+}
+
+// A random network of one attention shape on CUDA, for the fused kernels' test.
+std::shared_ptr<causal_lm> random_cuda_model(std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
+                                             bool bias, dtype type) {
+  model_config c;
+  c.hidden_size = 96;
+  c.intermediate_size = 160;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = heads;
+  c.num_key_value_heads = kv_heads;
+  c.head_dim = head_dim;
+  c.vocab_size = 300;
+  c.rope_theta = 10000;
+  c.rms_norm_eps = 1e-6;
+  c.attention_bias = bias;
+  auto model = std::make_shared<causal_lm>(c, model_placement{.device = "cuda", .compute_dtype = type});
+  torch::NoGradGuard no_grad;
+  auto gen = at::detail::createCPUGenerator(17);
+  for (auto& t : model->parameters()) {
+    t.copy_(torch::randn(t.sizes(), gen, torch::TensorOptions().dtype(torch::kFloat32)) * 0.08);
+  }
+  randomise_norms_and_biases(*model, 3);
+  return model;
+}
+
+TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's logits and keys") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device: skipped");
+    return;
+  }
+  // Shapes: tiny heads; Qwen2.5-0.5B's group of 7 at head_dim 64; no grouping
+  // at 128 (Qwen2-7B's head_dim); one key/value head for 16 query heads. The
+  // capacity spans 6 chunks of the attention kernel's 128 keys, the last one
+  // partly past the capacity.
+  struct shape {
+    std::int64_t heads, kv_heads, head_dim;
+    bool bias;
+  };
+  const std::int64_t batch = 3, capacity = 700;
+  for (const shape s : {shape{4, 2, 16, true}, shape{14, 2, 64, true}, shape{4, 4, 128, false}, shape{16, 1, 32, false}}) {
+    INFO("heads " << s.heads << ", kv_heads " << s.kv_heads << ", head_dim " << s.head_dim);
+    auto f32 = random_cuda_model(s.heads, s.kv_heads, s.head_dim, s.bias, dtype::f32);
+    if (!f32->fused_decode_available()) {
+      MESSAGE("this build has no fused decode kernels: skipped");
+      return;
+    }
+    // The same network in bf16 (its weights rounded), and fp32 on the rounded weights.
+    auto bf16 = random_cuda_model(s.heads, s.kv_heads, s.head_dim, s.bias, dtype::bf16);
+    auto exact = random_cuda_model(s.heads, s.kv_heads, s.head_dim, s.bias, dtype::f32);
+    {
+      torch::NoGradGuard no_grad;
+      auto from = f32->parameters(), to16 = bf16->parameters(), to32 = exact->parameters();
+      for (std::size_t i = 0; i < from.size(); ++i) {
+        to16[i].copy_(from[i]);
+        to32[i].copy_(to16[i]);
+      }
+    }
+    c10::InferenceMode inference;
+    auto gen = at::detail::createCPUGenerator(29);
+    const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+    // Earlier keys and values at random; row 1 left-padded by 40, row 2 with
+    // one slot in ten masked; slots past the step hold 1e4, never attended.
+    auto mask = torch::ones({batch, capacity}, torch::kBool);
+    mask[1].narrow(0, 0, 40).fill_(false);
+    mask[2].copy_(torch::rand({capacity}, gen) >= 0.1);
+    mask = mask.to(torch::kCUDA);
+    std::vector<kv_cache> caches;  // f32 LibTorch, f32 fused, bf16 LibTorch, bf16 fused, exact
+    for (auto* m : {f32.get(), f32.get(), bf16.get(), bf16.get(), exact.get()}) caches.push_back(m->make_cache(batch, capacity));
+    for (std::size_t layer = 0; layer < 2; ++layer) {
+      for (bool keys : {true, false}) {
+        auto content = torch::randn({batch, s.kv_heads, capacity, s.head_dim}, gen).to(torch::kBFloat16).to(torch::kFloat32);
+        for (auto& cache : caches) (keys ? cache.keys : cache.values)[layer].copy_(content);
+      }
+    }
+    for (const std::int64_t at : {std::int64_t{5}, std::int64_t{130}, std::int64_t{300}, capacity - 1}) {
+      INFO("slot " << at);
+      mask.select(1, at).fill_(true);  // a step's own token is always real
+      for (auto& cache : caches) {
+        for (std::size_t layer = 0; layer < 2; ++layer) {
+          if (at + 1 < capacity) cache.keys[layer].narrow(2, at + 1, capacity - at - 1).fill_(1e4);
+        }
+      }
+      auto ids = torch::randint(300, {batch, 1}, gen).to(torch::kCUDA);
+      auto positions = torch::tensor({at, std::max<std::int64_t>(at - 40, 0), at - at / 10}, torch::kInt64).view({batch, 1}).to(torch::kCUDA);
+      auto slot = torch::full({1}, at, cuda.dtype(torch::kInt64));
+      auto step = [&](causal_lm& m, kv_cache& cache, bool fused) {
+        return m.decode_step(ids, positions, slot, mask, cache, fused);
+      };
+      auto torch32 = step(*f32, caches[0], false), fused32 = step(*f32, caches[1], true);
+      auto torch16 = step(*bf16, caches[2], false), fused16 = step(*bf16, caches[3], true);
+      auto reference = step(*exact, caches[4], false);
+      // fp32: the same arithmetic up to summation order.
+      CHECK((fused32 - torch32).abs().max().item<double>() <= kTolerance);
+      CHECK((caches[1].keys[1].select(2, at) - caches[0].keys[1].select(2, at)).abs().max().item<double>() <= kTolerance);
+      CHECK((caches[1].values[1].select(2, at) - caches[0].values[1].select(2, at)).abs().max().item<double>() <= kTolerance);
+      // bf16: the fused step keeps the attention's scores and probabilities
+      // in fp32 where LibTorch's rounds them to bf16, so it may only be
+      // closer to the fp32 network on the same weights than LibTorch's bf16
+      // step, not farther (a factor 2 and one bf16 step of the logits'
+      // size for the roundings both share).
+      const double fused_error = (fused16 - reference).abs().max().item<double>();
+      const double torch_error = (torch16 - reference).abs().max().item<double>();
+      const double ulp = reference.abs().max().item<double>() / 128;
+      CHECK_MESSAGE(fused_error <= 2 * torch_error + ulp,
+                    "bf16 fused " << fused_error << " against LibTorch's bf16 " << torch_error << " from fp32");
+    }
+  }
 }
 
 TEST_CASE("sampling is reproducible per seed and per row, and its log-probs are the temperature-scaled ones") {

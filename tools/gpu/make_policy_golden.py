@@ -387,13 +387,13 @@ def bench_table(lines, shape="0.5b"):
                  2 * c["hidden_size"])
     weight_bytes = 2 * (c["num_hidden_layers"] * per_layer + c["vocab_size"] * c["hidden_size"] + c["hidden_size"])
     hf = {r["batch"]: r for r in rows if r.get("impl") == "transformers"}
-    print(f"{'impl':<15}{'batch':>6}{'tokens/s':>11}{'step ms':>9}{'prefill s':>10}{'mem GiB':>9}{'x HF':>7}{'floor':>8}")
-    for r in sorted((r for r in rows if r.get("impl") in ("crucible", "crucible-eager", "transformers")), key=lambda r: (r["batch"], r["impl"])):
+    print(f"{'impl':<17}{'batch':>6}{'tokens/s':>11}{'step ms':>9}{'prefill s':>10}{'mem GiB':>9}{'x HF':>7}{'floor':>8}")
+    for r in sorted((r for r in rows if r.get("impl") in ("crucible", "crucible-unfused", "crucible-eager", "transformers")), key=lambda r: (r["batch"], r["impl"])):
         context = r["prompt_tokens"] + r["new_tokens"] / 2
         kv_bytes = r["batch"] * context * c["num_hidden_layers"] * 2 * c["num_key_value_heads"] * head_dim * 2
         floor_ms = 1000 * (weight_bytes + kv_bytes) / (bandwidth * 1e9) if bandwidth else float("nan")
         speedup = r["tokens_per_s"] / hf[r["batch"]]["tokens_per_s"] if r["batch"] in hf else float("nan")
-        print(f"{r['impl']:<15}{r['batch']:>6}{r['tokens_per_s']:>11.1f}{r['decode_step_ms']:>9.2f}{r['prefill_s']:>10.3f}"
+        print(f"{r['impl']:<17}{r['batch']:>6}{r['tokens_per_s']:>11.1f}{r['decode_step_ms']:>9.2f}{r['prefill_s']:>10.3f}"
               f"{r['device_memory_used_gib']:>9.2f}{speedup:>7.2f}{floor_ms / r['decode_step_ms']:>8.1%}")
     if bandwidth:
         print(f"copy bandwidth {bandwidth:.0f} GB/s; weights {weight_bytes / 1e9:.3f} GB read per decode step")

@@ -1,0 +1,299 @@
+// The fused decode kernels (decode_kernels.hpp says what each computes and
+// how it rounds). One template per kernel over the element type; the
+// launchers at the end dispatch on decode_kernels::element.
+#include "actors/policy/decode_kernels.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <type_traits>
+
+namespace crucible::policy::decode_kernels {
+namespace {
+
+constexpr int kWarp = 32;
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+
+// v rounded to T and back: what a LibTorch op whose result is T leaves.
+template <typename T>
+__device__ __forceinline__ float round_to(float v) {
+  return to_float(from_float<T>(v));
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = kWarp / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = kWarp / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The sum over the block (blockDim.x a multiple of 32), in every thread.
+__device__ float block_sum(float v) {
+  __shared__ float partial[kWarp];
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  v = warp_sum(v);
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  return warp_sum(lane < warps ? partial[lane] : 0.f);
+}
+
+template <typename T>
+__global__ void add_rms_norm_kernel(T* x, const T* delta, const T* weight, T* out, int n, float eps) {
+  T* row = x + static_cast<size_t>(blockIdx.x) * n;
+  const T* add = delta ? delta + static_cast<size_t>(blockIdx.x) * n : nullptr;
+  T* normed = out + static_cast<size_t>(blockIdx.x) * n;
+  float squares = 0.f;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    float v = to_float(row[i]);
+    if (add) {
+      v = round_to<T>(v + to_float(add[i]));
+      row[i] = from_float<T>(v);
+    }
+    squares += v * v;
+  }
+  const float inv = rsqrtf(block_sum(squares) / static_cast<float>(n) + eps);
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    normed[i] = from_float<T>(to_float(weight[i]) * round_to<T>(to_float(row[i]) * inv));
+}
+
+template <typename T>
+__global__ void rope_cache_kernel(const T* qkv, const std::int64_t* positions, const std::int64_t* slot,
+                                  const float* inv_freq, T* q_out, T* keys, T* values, int heads, int kv_heads, int d,
+                                  int capacity) {
+  const int b = blockIdx.x, half = d / 2;
+  const T* row = qkv + static_cast<size_t>(b) * (heads + 2 * kv_heads) * d;
+  const float position = static_cast<float>(positions[b]);
+  const std::int64_t at = *slot;
+  // Pairs (j, j + half) of every query and key head: x * cos + rotate_half(x) * sin.
+  for (int p = threadIdx.x; p < (heads + kv_heads) * half; p += blockDim.x) {
+    const int h = p / half, j = p % half;
+    const float f = position * inv_freq[j];
+    const float c = round_to<T>(cosf(f)), s = round_to<T>(sinf(f));
+    const float x1 = to_float(row[h * d + j]), x2 = to_float(row[h * d + j + half]);
+    T* dst = h < heads ? q_out + (static_cast<size_t>(b) * heads + h) * d
+                       : keys + ((static_cast<size_t>(b) * kv_heads + (h - heads)) * capacity + at) * d;
+    dst[j] = from_float<T>(round_to<T>(x1 * c) + round_to<T>(-x2 * s));
+    dst[j + half] = from_float<T>(round_to<T>(x2 * c) + round_to<T>(x1 * s));
+  }
+  for (int i = threadIdx.x; i < kv_heads * d; i += blockDim.x) {
+    const int h = i / d, j = i % d;
+    values[((static_cast<size_t>(b) * kv_heads + h) * capacity + at) * d + j] = row[(heads + kv_heads) * d + i];
+  }
+}
+
+// Scratch of decode_attention, per (row, query head, chunk): the chunk's
+// score maximum and sum of exponentials, then its unnormalised output.
+struct attention_scratch {
+  float* max_sum;  // [batch * heads * chunks][2]
+  float* out;      // [batch * heads * chunks][d]
+};
+
+// One block per (chunk of kKeysPerChunk keys, key/value head, row); thread t
+// scores key chunk * kKeysPerChunk + t against the group's queries.
+template <typename T>
+__global__ void attention_chunk_kernel(const T* q, const T* keys, const T* values, const bool* key_mask,
+                                       const std::int64_t* slot, attention_scratch scratch, int heads, int kv_heads,
+                                       int d, int capacity, float scale) {
+  extern __shared__ float shared[];  // queries [group][d], then probabilities [group][kKeysPerChunk]
+  const int chunk = blockIdx.x, kv = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
+  const int group = heads / kv_heads, first = chunk * kKeysPerChunk;
+  const std::int64_t last = *slot;
+  const size_t head0 = static_cast<size_t>(b) * heads + static_cast<size_t>(kv) * group;
+  if (first > last) return;  // past the step's slot: attention_combine_kernel leaves it out
+  float* queries = shared;
+  float* probs = shared + group * d;
+  for (int i = threadIdx.x; i < group * d; i += blockDim.x) queries[i] = to_float(q[head0 * d + i]);
+  __syncthreads();
+
+  const int key = first + static_cast<int>(threadIdx.x);
+  const bool valid = key < capacity && key <= last && key_mask[static_cast<size_t>(b) * capacity + key];
+  float score[kMaxGroup];
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) score[g] = 0.f;
+  if (valid) {
+    const T* k = keys + ((static_cast<size_t>(b) * kv_heads + kv) * capacity + key) * d;
+    for (int j = 0; j < d; ++j) {
+      const float kj = to_float(k[j]);
+#pragma unroll
+      for (int g = 0; g < kMaxGroup; ++g)
+        if (g < group) score[g] += queries[g * d + j] * kj;
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g)
+    if (g < group) probs[g * kKeysPerChunk + threadIdx.x] = valid ? score[g] * scale : -INFINITY;
+  __syncthreads();
+
+  // Each warp takes whole queries: the chunk's maximum, exp(score - max), their sum.
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  for (int g = warp; g < group; g += warps) {
+    float* p = probs + g * kKeysPerChunk;
+    float m = -INFINITY;
+    for (int i = lane; i < kKeysPerChunk; i += kWarp) m = fmaxf(m, p[i]);
+    m = warp_max(m);
+    float sum = 0.f;
+    for (int i = lane; i < kKeysPerChunk; i += kWarp) {
+      const float e = p[i] == -INFINITY ? 0.f : expf(p[i] - m);
+      p[i] = e;
+      sum += e;
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) {
+      const size_t at = (head0 + g) * chunks + chunk;
+      scratch.max_sum[2 * at] = m;
+      scratch.max_sum[2 * at + 1] = sum;
+    }
+  }
+  __syncthreads();
+
+  // The chunk's values weighted by the probabilities, per (query, dimension).
+  const std::int64_t end = last + 1 < capacity ? last + 1 : capacity;  // keys past it: not attended
+  const int n = end - first < kKeysPerChunk ? static_cast<int>(end - first) : kKeysPerChunk;
+  const T* v0 = values + ((static_cast<size_t>(b) * kv_heads + kv) * capacity + first) * d;
+  for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
+    const int g = i / d, j = i % d;
+    const float* p = probs + g * kKeysPerChunk;
+    float acc = 0.f;
+    for (int t = 0; t < n; ++t)
+      if (p[t] != 0.f) acc += p[t] * to_float(v0[static_cast<size_t>(t) * d + j]);
+    scratch.out[((head0 + g) * chunks + chunk) * d + j] = acc;
+  }
+}
+
+// One block per (row, query head): the chunks up to the step's slot combined.
+template <typename T>
+__global__ void attention_combine_kernel(attention_scratch scratch, const std::int64_t* slot, T* out, int d,
+                                         int chunks) {
+  const size_t head = blockIdx.x;
+  const std::int64_t reached = *slot / kKeysPerChunk + 1;  // chunks holding a key <= slot
+  const int used = reached < chunks ? static_cast<int>(reached) : chunks;
+  const float* ms = scratch.max_sum + head * chunks * 2;
+  float m = -INFINITY;
+  for (int c = 0; c < used; ++c) m = fmaxf(m, ms[2 * c]);
+  float sum = 0.f;
+  for (int c = 0; c < used; ++c)
+    if (ms[2 * c] != -INFINITY) sum += ms[2 * c + 1] * expf(ms[2 * c] - m);
+  for (int j = threadIdx.x; j < d; j += blockDim.x) {
+    float acc = 0.f;
+    for (int c = 0; c < used; ++c)
+      if (ms[2 * c] != -INFINITY) acc += scratch.out[(head * chunks + c) * d + j] * expf(ms[2 * c] - m);
+    out[head * d + j] = from_float<T>(sum > 0.f ? acc / sum : 0.f);
+  }
+}
+
+template <typename T>
+__global__ void silu_mul_kernel(const T* gate_up, T* out, int inter, size_t total) {
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t r = i / inter, j = i % inter;
+    const float g = to_float(gate_up[r * 2 * inter + j]), u = to_float(gate_up[r * 2 * inter + inter + j]);
+    out[i] = from_float<T>(round_to<T>(g / (1.f + expf(-g))) * u);
+  }
+}
+
+const char* launched() {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+}
+
+// Threads for a row of n elements: a multiple of 32, at most 1024.
+int row_threads(int n) { return std::min(1024, std::max(kWarp, (n / 4 + kWarp - 1) / kWarp * kWarp)); }
+
+int chunks_of(int capacity) { return (capacity + kKeysPerChunk - 1) / kKeysPerChunk; }
+
+// Calls f with a null pointer of the element type.
+template <typename F>
+const char* dispatch(element type, F f) {
+  switch (type) {
+    case element::f32: return f(static_cast<float*>(nullptr));
+    case element::bf16: return f(static_cast<__nv_bfloat16*>(nullptr));
+    case element::f16: return f(static_cast<__half*>(nullptr));
+  }
+  return "decode_kernels: unknown element type";
+}
+
+}  // namespace
+
+const char* add_rms_norm(element type, void* x, const void* delta, const void* weight, void* out, int rows, int n,
+                         float eps, void* stream) {
+  return dispatch(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    add_rms_norm_kernel<T><<<rows, row_threads(n), 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<T*>(x), static_cast<const T*>(delta), static_cast<const T*>(weight), static_cast<T*>(out), n, eps);
+    return launched();
+  });
+}
+
+const char* rope_cache(element type, const void* qkv, const std::int64_t* positions, const std::int64_t* slot,
+                       const float* inv_freq, void* q_out, void* keys, void* values, int batch, int heads,
+                       int kv_heads, int head_dim, int capacity, void* stream) {
+  return dispatch(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    rope_cache_kernel<T><<<batch, row_threads((heads + kv_heads) * head_dim * 2), 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(qkv), positions, slot, inv_freq, static_cast<T*>(q_out), static_cast<T*>(keys),
+        static_cast<T*>(values), heads, kv_heads, head_dim, capacity);
+    return launched();
+  });
+}
+
+std::size_t decode_attention_scratch(int batch, int heads, int head_dim, int capacity) {
+  return static_cast<std::size_t>(batch) * heads * chunks_of(capacity) * (2 + head_dim);
+}
+
+const char* decode_attention(element type, const void* q, const void* keys, const void* values, const bool* key_mask,
+                             const std::int64_t* slot, void* out, float* scratch, int batch, int heads, int kv_heads,
+                             int head_dim, int capacity, float scale, void* stream) {
+  const int group = heads / kv_heads, chunks = chunks_of(capacity);
+  if (heads % kv_heads != 0 || group > kMaxGroup || head_dim > kMaxHeadDim)
+    return "decode_kernels: decode_attention takes at most 16 query heads a key/value head and head_dim 256";
+  const std::size_t entries = static_cast<std::size_t>(batch) * heads * chunks;
+  const attention_scratch parts{scratch, scratch + 2 * entries};
+  const std::size_t shared = static_cast<std::size_t>(group) * (head_dim + kKeysPerChunk) * sizeof(float);
+  auto* s = static_cast<cudaStream_t>(stream);
+  return dispatch(type, [&](auto* tag) -> const char* {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    attention_chunk_kernel<T><<<dim3(chunks, kv_heads, batch), kKeysPerChunk, shared, s>>>(
+        static_cast<const T*>(q), static_cast<const T*>(keys), static_cast<const T*>(values), key_mask, slot, parts,
+        heads, kv_heads, head_dim, capacity, scale);
+    if (const char* e = launched()) return e;
+    attention_combine_kernel<T><<<batch * heads, std::min(head_dim, 256), 0, s>>>(parts, slot, static_cast<T*>(out),
+                                                                                  head_dim, chunks);
+    return launched();
+  });
+}
+
+const char* silu_mul(element type, const void* gate_up, void* out, int rows, int inter, void* stream) {
+  const size_t total = static_cast<size_t>(rows) * inter;
+  const int threads = 256, blocks = static_cast<int>(std::min<size_t>((total + threads - 1) / threads, 4096));
+  return dispatch(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    silu_mul_kernel<T><<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(gate_up),
+                                                                                  static_cast<T*>(out), inter, total);
+    return launched();
+  });
+}
+
+}  // namespace crucible::policy::decode_kernels
