@@ -134,8 +134,23 @@ __global__ void attention_chunk_kernel(const T* q, const T* keys, const T* value
 #pragma unroll
   for (int g = 0; g < kMaxGroup; ++g) score[g] = 0.f;
   if (valid) {
+    // The key's row in 16-byte loads (every row starts on 16 bytes when
+    // d * sizeof(T) is a multiple of 16, as for head_dim 64 or 128).
+    constexpr int kVector = 16 / sizeof(T);
     const T* k = keys + ((static_cast<size_t>(b) * kv_heads + kv) * capacity + key) * d;
-    for (int j = 0; j < d; ++j) {
+    const int vectored = d % kVector == 0 ? d : 0;
+    for (int j0 = 0; j0 < vectored; j0 += kVector) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(k + j0);
+      const T* part = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+      for (int jj = 0; jj < kVector; ++jj) {
+        const float kj = to_float(part[jj]);
+#pragma unroll
+        for (int g = 0; g < kMaxGroup; ++g)
+          if (g < group) score[g] += queries[g * d + j0 + jj] * kj;
+      }
+    }
+    for (int j = vectored; j < d; ++j) {
       const float kj = to_float(k[j]);
 #pragma unroll
       for (int g = 0; g < kMaxGroup; ++g)
