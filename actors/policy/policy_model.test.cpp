@@ -13,6 +13,7 @@
 #include "actors/policy/causal_lm.hpp"
 #include "actors/policy/checkpoint_weights.hpp"
 #include "actors/policy/decode_runner.hpp"
+#include "actors/policy/lora_adapters.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/policy/test_support.hpp"
 
@@ -377,6 +378,24 @@ TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's log
       CHECK_MESSAGE(fused_error <= 2 * torch_error + ulp,
                     "bf16 fused " << fused_error << " against LibTorch's bf16 " << torch_error << " from fp32");
     }
+    // With LoRA adapters (B at random, so that they count): the projections
+    // one by one with their updates, the kernels between them.
+    auto adapters = add_lora(*f32, lora_options{.rank = 4, .alpha = 8}, 7);
+    REQUIRE_MESSAGE(adapters.ok(), adapters.error().text());
+    for (std::size_t layer = 0; layer < 2; ++layer) {
+      for (std::size_t m = 0; m < lora_module_count; ++m) {
+        const auto& b = (*adapters)->b(layer, m);
+        b.copy_(torch::randn(b.sizes(), gen) * 0.05);
+      }
+    }
+    auto ids = torch::randint(300, {batch, 1}, gen).to(torch::kCUDA);
+    auto positions = torch::full({batch, 1}, capacity - 1, cuda.dtype(torch::kInt64));
+    auto slot = torch::full({1}, capacity - 1, cuda.dtype(torch::kInt64));
+    auto plain = f32->decode_step(ids, positions, slot, mask, caches[0], false);
+    auto fused = f32->decode_step(ids, positions, slot, mask, caches[1], true);
+    CHECK((fused - plain).abs().max().item<double>() <= kTolerance);
+    f32->set_adapters(nullptr);
+    CHECK((f32->decode_step(ids, positions, slot, mask, caches[1], true) - fused).abs().max().item<double>() > kTolerance);
   }
 }
 
