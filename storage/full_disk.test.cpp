@@ -9,6 +9,7 @@
 #include "storage/rocksdb_store.hpp"
 #include "storage/segment_store.hpp"
 #include "tests/support/small_fs.hpp"
+#include "runtime/base/error_text.hpp"
 
 using namespace crucible;
 using namespace crucible::storage;
@@ -68,7 +69,7 @@ TEST_CASE("a RocksDB store on a full disk refuses writes naming its path, keeps 
   write_batch after;
   after.put(family::meta, "after", "space returned");
   auto resumed = kv.write(after);
-  REQUIRE_MESSAGE(resumed.ok(), resumed.error().text());
+  REQUIRE_MESSAGE(resumed.ok(), crucible::error_text(resumed));
   db->reset();
   auto reopened = open_rocksdb(dir, o);
   REQUIRE(reopened.ok());

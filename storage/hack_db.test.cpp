@@ -9,6 +9,7 @@
 #include "storage/memory_store.hpp"
 #include "storage/rocksdb_store.hpp"
 #include "storage/temp_dir.hpp"
+#include "runtime/base/error_text.hpp"
 
 using namespace crucible;
 using namespace crucible::storage;
@@ -207,7 +208,7 @@ TEST_CASE("a read-only open sees the hacks that the store's writer, still holdin
   ro.read_only = true;
   ro.create_if_missing = false;
   auto reader_kv = open_rocksdb(dir.sub("db"), ro);
-  REQUIRE_MESSAGE(reader_kv.ok(), reader_kv.error().text());
+  REQUIRE_MESSAGE(reader_kv.ok(), crucible::error_text(reader_kv));
   hack_db reader(std::shared_ptr<kv_store>(std::move(*reader_kv)));
   auto near = reader.similar(side_stream_renamed, 3);
   REQUIRE(near.ok());

@@ -12,6 +12,7 @@
 #include "actors/detector/fake_chat_endpoint.hpp"
 #include "actors/detector/judge_detector.hpp"
 #include "storage/memory_store.hpp"
+#include "runtime/base/error_text.hpp"
 
 using namespace crucible;
 using namespace crucible::detector;
@@ -191,7 +192,7 @@ TEST_CASE("a reply of 100 kB in one line is parsed with its reason cut, not by a
 
 TEST_CASE("a chat completion body yields its content, anything else a corrupt error naming what is missing") {
   auto text = chat_completion_text(R"({"choices": [{"message": {"content": "VERDICT: clean"}}]})");
-  REQUIRE_MESSAGE(text.ok(), text.error().text());
+  REQUIRE_MESSAGE(text.ok(), crucible::error_text(text));
   CHECK(*text == "VERDICT: clean");
   for (const char* body : {"", "{}", R"({"choices": []})", R"({"choices": [{"message": {"content": 7}}]})"}) {
     auto bad = chat_completion_text(body);

@@ -11,6 +11,7 @@
 
 #include "actors/detector/static_detector.hpp"
 #include "storage/temp_dir.hpp"
+#include "runtime/base/error_text.hpp"
 
 using namespace crucible;
 using namespace crucible::detector;
@@ -21,9 +22,9 @@ const std::string rules_path = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/dete
 
 std::unique_ptr<static_detector> shipped() {
   auto rules = load_rules(rules_path);
-  REQUIRE_MESSAGE(rules.ok(), rules.error().text());
+  REQUIRE_MESSAGE(rules.ok(), crucible::error_text(rules));
   auto d = static_detector::create(std::move(*rules), rules_path);
-  REQUIRE_MESSAGE(d.ok(), d.error().text());
+  REQUIRE_MESSAGE(d.ok(), crucible::error_text(d));
   return std::move(*d);
 }
 

@@ -14,6 +14,7 @@
 
 #include "actors/evaluator/scratch.hpp"
 #include "actors/evaluator/statistics.hpp"
+#include "runtime/base/error_text.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -43,9 +44,9 @@ protocol_options steady() {
 evaluation run(evaluator& ev, const std::filesystem::path& task, const std::filesystem::path& candidate,
                const protocol_options& p = steady(), std::uint64_t seed = 7) {
   auto req = load_request(task, candidate, "cpu", seed);
-  REQUIRE_MESSAGE(req.ok(), req.error().text());
+  REQUIRE_MESSAGE(req.ok(), crucible::error_text(req));
   auto r = ev.evaluate(*req, p);
-  REQUIRE_MESSAGE(r.ok(), r.error().text());
+  REQUIRE_MESSAGE(r.ok(), crucible::error_text(r));
   return r.value();
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/evaluator/evaluate.hpp"
+#include "runtime/base/error_text.hpp"
 
 using namespace crucible::evaluator;
 
@@ -79,9 +80,9 @@ TEST_CASE("every CPU case of the hack catalogue settles at reward 0 with the def
   for (const auto& c : cases) {
     if (c.candidate.rfind("tests/hacks/cpu/", 0) != 0) continue;
     auto req = load_request(root / c.task, root / c.candidate, "cpu", 11);
-    REQUIRE_MESSAGE(req.ok(), req.error().text());
+    REQUIRE_MESSAGE(req.ok(), crucible::error_text(req));
     auto r = ev.evaluate(*req, catalogue_protocol());
-    REQUIRE_MESSAGE(r.ok(), c.candidate << ": " << r.error().text());
+    REQUIRE_MESSAGE(r.ok(), c.candidate << ": " << crucible::error_text(r));
     const evaluation& e = r.value();
     ++run;
     const bool named = std::any_of(c.defences.begin(), c.defences.end(), [&](const std::string& d) {
@@ -103,9 +104,9 @@ TEST_CASE("legitimate near misses of the catalogue settle ok with no defence fir
     if (c.candidate.rfind("tests/hacks/legit/", 0) != 0) continue;
     REQUIRE_MESSAGE(c.status == "ok", "manifest line " << c.line << ": a near miss must expect ok");
     auto req = load_request(root / c.task, root / c.candidate, "cpu", 11);
-    REQUIRE_MESSAGE(req.ok(), req.error().text());
+    REQUIRE_MESSAGE(req.ok(), crucible::error_text(req));
     auto r = ev.evaluate(*req, catalogue_protocol());
-    REQUIRE_MESSAGE(r.ok(), c.candidate << ": " << r.error().text());
+    REQUIRE_MESSAGE(r.ok(), c.candidate << ": " << crucible::error_text(r));
     ++run;
     CHECK_MESSAGE(r->status == eval_status::ok, c.candidate << " settled " << to_string(r->status) << ": "
                                                             << r->reason);

@@ -12,6 +12,7 @@
 
 #include "actors/evaluator/scratch.hpp"
 #include "actors/evaluator/worker_session.hpp"
+#include "runtime/base/error_text.hpp"
 
 using namespace crucible::evaluator;
 using namespace std::chrono_literals;
@@ -183,6 +184,6 @@ TEST_CASE("a worker reply with its doubles off their 8-byte boundary is refused 
   m.add_reply(ok);
   fbb.Finish(m.Finish(), crucible::sandbox::SandboxMessageIdentifier());
   auto good = decode_reply({fbb.GetBufferPointer(), fbb.GetSize()}, 1);
-  REQUIRE_MESSAGE(good.ok(), good.error().text());
+  REQUIRE_MESSAGE(good.ok(), crucible::error_text(good));
   CHECK(good->ref_seconds == seconds);
 }

@@ -1,6 +1,7 @@
 // The pool's quiet_scope (worker_pool.hpp): no spare's start runs beside a
 // timed measurement. Real Python workers in real sandboxes.
 #include "actors/evaluator/worker_pool.hpp"
+#include "runtime/base/error_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -88,7 +89,7 @@ TEST_CASE("a spare past its imports is stopped while a worker is timed, goes on 
   CHECK(worker->warm);
   CHECK(worker->session.process().pid() == pid);
   auto loaded = load_scale_relu(*worker);
-  REQUIRE_MESSAGE(loaded.ok(), loaded.error().text());
+  REQUIRE_MESSAGE(loaded.ok(), crucible::error_text(loaded));
   CHECK_MESSAGE(loaded->ok, loaded->error);
   worker->session.shutdown();
 }
@@ -120,7 +121,7 @@ TEST_CASE("a spare that finishes its imports while a worker is timed waits for t
   REQUIRE(worker.ok());
   CHECK(worker->warm);
   auto loaded = load_scale_relu(*worker);
-  REQUIRE_MESSAGE(loaded.ok(), loaded.error().text());
+  REQUIRE_MESSAGE(loaded.ok(), crucible::error_text(loaded));
   REQUIRE_MESSAGE(loaded->ok, loaded->error);
   double imported_s = -1, ready_s = -1;
   for (const auto& line : loaded->info)

@@ -19,6 +19,7 @@
 #include "actors/learner/sft_data.hpp"
 #include "actors/policy/tokenizer_test_support.hpp"
 #include "actors/learner/step_report.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace crucible::learner {
 namespace {
@@ -42,7 +43,7 @@ TEST_CASE("[learner] maps onto learner_options and keeps defaults for absent key
   auto o = read_config(
       "[learner]\nobjective = \"reinforce\"\nloss_aggregation = \"token_mean\"\nclip_eps_high = 0.28\n"
       "max_staleness = 2\nlearning_rate = 3e-6\ngroups_per_batch = 4\nmicro_batches = 2\npolicy = \"models/q\"\n");
-  REQUIRE_MESSAGE(o.ok(), o.error().text());
+  REQUIRE_MESSAGE(o.ok(), crucible::error_text(o));
   CHECK(o->objective == stage::reinforce);
   CHECK(o->loss_aggregation == aggregation::token_mean);
   CHECK(o->clip_eps_high == doctest::Approx(0.28));
@@ -262,7 +263,7 @@ TEST_CASE("a RolloutGroup survives the wire with per-token versions, and a bad o
   auto env = messages::open(bytes);
   REQUIRE(env.ok());
   auto back = group_from(*(*env)->payload_as_RolloutGroup());
-  REQUIRE_MESSAGE(back.ok(), back.error().text());
+  REQUIRE_MESSAGE(back.ok(), crucible::error_text(back));
   CHECK(back->group_id == "g-1");
   CHECK(back->task_id == "level1/matmul");
   CHECK(back->policy_version == 7);
@@ -302,7 +303,7 @@ TEST_CASE("a RolloutGroup whose per-token versions sit off their 8-byte boundary
   // vector's length for alignment, and reading the uint64s was undefined.
   auto bytes = fuzz_regression("envelope/rollout_group_misaligned_versions");
   auto env = messages::open(bytes);
-  REQUIRE_MESSAGE(env.ok(), env.error().text());
+  REQUIRE_MESSAGE(env.ok(), crucible::error_text(env));
   REQUIRE((*env)->payload_as_RolloutGroup());
   auto g = group_from(*(*env)->payload_as_RolloutGroup());
   REQUIRE_FALSE(g.ok());
@@ -410,7 +411,7 @@ TEST_CASE("weights written on several threads read back byte for byte, hashed in
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<std::uint8_t>(i * 7 + (i >> 11));
   const auto file = std::filesystem::temp_directory_path() / ("crucible-weights-" + std::to_string(::getpid()));
   auto digest = write_weights(weights, file, true, 3);
-  REQUIRE_MESSAGE(digest.ok(), digest.error().text());
+  REQUIRE_MESSAGE(digest.ok(), crucible::error_text(digest));
   CHECK(*digest == weights_digest(weights));
   std::ifstream in(file, std::ios::binary);
   std::vector<std::uint8_t> back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -476,7 +477,7 @@ TEST_CASE("SFT JSON Lines become token pairs with eos after the completion, a ba
   const auto good = dir / ("crucible-sft-" + std::to_string(::getpid()) + ".jsonl");
   std::ofstream(good) << "{\"prompt\": \"ab\", \"completion\": \"c\"}\n\n{\"prompt\": \"x\", \"completion\": \"yz\"}\n";
   auto pairs = read_sft_jsonl(good, tok, 255);
-  REQUIRE_MESSAGE(pairs.ok(), pairs.error().text());
+  REQUIRE_MESSAGE(pairs.ok(), crucible::error_text(pairs));
   REQUIRE(pairs->size() == 2);
   CHECK((*pairs)[0].prompt_ids == std::vector<std::int32_t>({'a', 'b'}));
   CHECK((*pairs)[0].completion_ids == std::vector<std::int32_t>({'c', 255}));

@@ -16,6 +16,7 @@
 #include "actors/policy/lora_adapters.hpp"
 #include "actors/policy/test_support.hpp"
 #include "actors/rollout/weights_folder.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace crucible::learner {
 namespace {
@@ -69,7 +70,7 @@ lora_run learn_target_lora(const learner_options& o, int max_steps) {
   auto model = lora_base(11);
   const auto before = base_weights(*model);
   auto t = trainer::create(model, nullptr, o);
-  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
   REQUIRE(model->adapters() != nullptr);
   lora_run r;
   for (int step = 0; step < max_steps; ++step) {
@@ -80,7 +81,7 @@ lora_run learn_target_lora(const learner_options& o, int max_steps) {
     r.steps = step;
     if (reward > 0.8) break;
     auto report = (*t)->train_grpo(groups);
-    REQUIRE_MESSAGE(report.ok(), report.error().text());
+    REQUIRE_MESSAGE(report.ok(), crucible::error_text(report));
     r.last_kl = report->kl;
   }
   check_base_unchanged(*model, before);
@@ -188,7 +189,7 @@ TEST_CASE("a LoRA checkpoint holds the adapters as a PEFT folder, and a resumed 
   auto resumed = trainer::create(tiny_policy(21), nullptr, o);  // the base, fresh adapters
   REQUIRE(resumed.ok());
   auto s = (*resumed)->load_checkpoint(dir.path());
-  REQUIRE_MESSAGE(s.ok(), s.error().text());
+  REQUIRE_MESSAGE(s.ok(), crucible::error_text(s));
   CHECK((*resumed)->version() == 3);
   auto rest = grpo_steps(**resumed, 3, 5);
   for (int i = 0; i < 2; ++i) {
@@ -280,10 +281,10 @@ std::vector<torch::Tensor> one_step(const learner_options& options) {
   auto model = testing::tiny_policy(11);
   auto sampler = frozen_copy(*model);
   auto t = trainer::create(model, nullptr, options);
-  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
   auto groups = testing::sample_groups(*sampler, 0, 5);
   auto report = (*t)->train_grpo(groups);
-  REQUIRE_MESSAGE(report.ok(), report.error().text());
+  REQUIRE_MESSAGE(report.ok(), crucible::error_text(report));
   std::vector<torch::Tensor> out;
   for (const auto& p : model->adapters() ? model->adapters()->parameters() : model->parameters())
     out.push_back(p.detach().clone());

@@ -17,6 +17,7 @@
 
 #include "actors/policy/test_support.hpp"
 #include "tests/support/small_fs.hpp"
+#include "runtime/base/error_text.hpp"
 
 extern char** environ;
 
@@ -36,7 +37,7 @@ run_result learn_target(const learner_options& options, int lag, int max_steps) 
   torch::set_num_threads(1);
   auto model = tiny_policy(11);
   auto t = trainer::create(model, nullptr, options);
-  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
   std::deque<std::shared_ptr<policy::causal_lm>> history{frozen_copy(*model)};  // history.back() = version now
   run_result r;
   for (int step = 0; step < max_steps; ++step) {
@@ -50,7 +51,7 @@ run_result learn_target(const learner_options& options, int lag, int max_steps) 
     r.steps = step;
     if (reward > 0.8) break;
     auto report = (*t)->train_grpo(groups);
-    REQUIRE_MESSAGE(report.ok(), report.error().text());
+    REQUIRE_MESSAGE(report.ok(), crucible::error_text(report));
     CHECK(report->staleness.at(back) == 4);
     history.push_back(frozen_copy(*model));
     if (history.size() > 4) history.pop_front();
@@ -119,7 +120,7 @@ TEST_CASE("SFT raises the likelihood of the completions it is shown, with gradie
   double first_loss = 0, last_loss = 0;
   for (int i = 0; i < 10; ++i) {
     auto r = (*t)->train_sft(batch);
-    REQUIRE_MESSAGE(r.ok(), r.error().text());
+    REQUIRE_MESSAGE(r.ok(), crucible::error_text(r));
     (i == 0 ? first_loss : last_loss) = r->loss;
   }
   CHECK(last_loss < first_loss);
@@ -182,7 +183,7 @@ TEST_CASE("a run stopped and resumed from its checkpoint in a new trainer repeat
   auto resumed = trainer::create(*loaded, nullptr, o);
   REQUIRE(resumed.ok());
   auto s = (*resumed)->load_checkpoint(dir.path());
-  REQUIRE_MESSAGE(s.ok(), s.error().text());
+  REQUIRE_MESSAGE(s.ok(), crucible::error_text(s));
   CHECK((*resumed)->version() == 3);
   CHECK((*resumed)->optimizer_steps() == 6);
   CHECK((*resumed)->rewards().size() == 64);  // 3 batches of 32 rewards in a window of 64

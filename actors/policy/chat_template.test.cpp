@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/policy/chat_template.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace {
 
@@ -46,7 +47,7 @@ json reference(const json& cases) {
 
 chat_template family(const std::string& name) {
   auto t = chat_template::from_tokenizer_config(read(data_dir / name / "tokenizer_config.json"), name);
-  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
   REQUIRE(t->has_value());
   return **t;
 }
@@ -91,7 +92,7 @@ void check_family(const std::string& name) {
       CHECK_MESSAGE(!got.ok(), "jinja2 failed with " << expected[i]["error"]);
       continue;
     }
-    REQUIRE_MESSAGE(got.ok(), got.error().text());
+    REQUIRE_MESSAGE(got.ok(), crucible::error_text(got));
     CHECK(*got == expected[i]["text"].get<std::string>());
   }
 }
@@ -117,9 +118,9 @@ TEST_CASE("the chat templates give transformers' token ids over the folders' tok
     CAPTURE(name);
     CAPTURE(c["variables"].dump());
     auto tok = crucible::policy::tokenizer::load(data_dir / name);
-    REQUIRE_MESSAGE(tok.ok(), tok.error().text());
+    REQUIRE_MESSAGE(tok.ok(), crucible::error_text(tok));
     auto text = family(name).render_json(c["variables"].dump());
-    REQUIRE_MESSAGE(text.ok(), text.error().text());
+    REQUIRE_MESSAGE(text.ok(), crucible::error_text(text));
     CHECK(*text == c["text"].get<std::string>());
     auto ids = tok->encode(*text, {.add_special_tokens = false});
     REQUIRE(ids.ok());
@@ -176,10 +177,10 @@ TEST_CASE("single constructs render as jinja2 renders them") {
   for (std::size_t i = 0; i < templates.size(); ++i) {
     CAPTURE(templates[i]);
     auto t = chat_template::parse(templates[i], "case");
-    REQUIRE_MESSAGE(t.ok(), t.error().text());
+    REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
     auto got = t->render_json(variables.dump());
     REQUIRE_MESSAGE(expected[i].contains("text"), expected[i].dump());
-    REQUIRE_MESSAGE(got.ok(), got.error().text());
+    REQUIRE_MESSAGE(got.ok(), crucible::error_text(got));
     CHECK(*got == expected[i]["text"].get<std::string>());
   }
 }
@@ -275,7 +276,7 @@ TEST_CASE("tokenizer_config.json: a template string, a list with a default, none
 
 TEST_CASE("a model folder's chat format: the template and generation_config's stop ids") {
   auto qwen = crucible::policy::load_chat_format(data_dir / "qwen2.5");
-  REQUIRE_MESSAGE(qwen.ok(), qwen.error().text());
+  REQUIRE_MESSAGE(qwen.ok(), crucible::error_text(qwen));
   CHECK(qwen->chat.has_value());
   CHECK(qwen->stop_token_ids == std::vector<std::int32_t>{151645, 151643});
   auto llama = crucible::policy::load_chat_format(data_dir / "llama3.1");

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/policy/test_support.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace crucible::policy {
 namespace {
@@ -42,7 +43,7 @@ std::string error_of(const json& config) {
 
 TEST_CASE("a Qwen2 config.json gives its sizes, grouped-query heads, biases and tied embeddings") {
   auto c = parse_model_config(qwen2_config().dump(), "config.json");
-  REQUIRE_MESSAGE(c.ok(), c.error().text());
+  REQUIRE_MESSAGE(c.ok(), crucible::error_text(c));
   CHECK(c->arch == architecture::qwen2);
   CHECK(c->hidden_size == 896);
   CHECK(c->intermediate_size == 4864);
@@ -64,7 +65,7 @@ TEST_CASE("a Qwen2 config.json gives its sizes, grouped-query heads, biases and 
 
 TEST_CASE("a Llama config.json has no biases and may list several end-of-sequence ids") {
   auto c = parse_model_config(llama_config().dump(), "config.json");
-  REQUIRE_MESSAGE(c.ok(), c.error().text());
+  REQUIRE_MESSAGE(c.ok(), crucible::error_text(c));
   CHECK(c->arch == architecture::llama);
   CHECK(!c->attention_bias);
   CHECK(!c->tie_word_embeddings);
@@ -85,7 +86,7 @@ TEST_CASE("a transformers 5 config with rope_parameters gives rope_theta") {
   j.erase("rope_theta");
   j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 500000.0}};
   auto c = parse_model_config(j.dump(), "config.json");
-  REQUIRE_MESSAGE(c.ok(), c.error().text());
+  REQUIRE_MESSAGE(c.ok(), crucible::error_text(c));
   CHECK(c->rope_theta == 500000.0);
   j["rope_parameters"]["rope_type"] = "llama3";
   CHECK(error_of(j).find("rope_parameters.rope_type") != std::string::npos);

@@ -16,6 +16,7 @@
 #include "actors/policy/model_config.hpp"
 #include "actors/policy/test_support.hpp"
 #include "actors/policy/tokenizer.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace crucible::policy {
 namespace {
@@ -99,7 +100,7 @@ TEST_CASE("golden tokenizers encode and decode every string as Hugging Face toke
     const json golden = load_golden(name);
     if (golden.is_null()) continue;
     auto tok = tokenizer::load(golden_root() / name);
-    REQUIRE_MESSAGE(tok.ok(), tok.error().text());
+    REQUIRE_MESSAGE(tok.ok(), crucible::error_text(tok));
     REQUIRE(golden.contains("encodings"));
     for (const auto& e : golden["encodings"]) {
       const auto text = e["text"].get<std::string>();
@@ -122,7 +123,7 @@ TEST_CASE("golden checkpoints give the config and tensors transformers saved") {
     const json golden = load_golden(name);
     if (golden.is_null() || golden.value("kind", "") != "model") continue;
     auto config = read_model_config(golden_root() / name / "config.json");
-    REQUIRE_MESSAGE(config.ok(), config.error().text());
+    REQUIRE_MESSAGE(config.ok(), crucible::error_text(config));
     const json& want = golden["config"];
     CHECK(std::string(to_string(config->arch)) == want["arch"].get<std::string>());
     CHECK(config->hidden_size == want["hidden_size"].get<std::int64_t>());
@@ -135,7 +136,7 @@ TEST_CASE("golden checkpoints give the config and tensors transformers saved") {
     CHECK(config->rms_norm_eps == doctest::Approx(want["rms_norm_eps"].get<double>()));
 
     auto weights = checkpoint_weights::open(golden_root() / name);
-    REQUIRE_MESSAGE(weights.ok(), weights.error().text());
+    REQUIRE_MESSAGE(weights.ok(), crucible::error_text(weights));
     CHECK(weights->files().size() == golden["shards"].get<std::size_t>());
     std::vector<std::string> names;
     for (const auto& [tensor, _] : golden["tensors"].items()) names.push_back(tensor);

@@ -16,6 +16,7 @@
 #include "actors/policy/lora_adapters.hpp"
 #include "actors/policy/policy.hpp"
 #include "actors/policy/test_support.hpp"
+#include "runtime/base/error_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -49,7 +50,7 @@ std::vector<std::int32_t> ids_of(const json& j) { return j.get<std::vector<std::
 
 policy load_cpu(const fs::path& dir) {
   auto p = policy::load(dir, {.device = "cpu", .compute_dtype = dtype::f32});
-  REQUIRE_MESSAGE(p.ok(), p.error().text());
+  REQUIRE_MESSAGE(p.ok(), crucible::error_text(p));
   return std::move(*p);
 }
 
@@ -123,14 +124,14 @@ TEST_CASE("greedy generation with the KV cache reproduces transformers' ids and 
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       INFO("prompt " << i << " alone");
       auto got = p.generate({prompts[i]}, golden_greedy());
-      REQUIRE_MESSAGE(got.ok(), got.error().text());
+      REQUIRE_MESSAGE(got.ok(), crucible::error_text(got));
       check_greedy(got->at(0), golden["greedy"][i]);
       CHECK(got->at(0).prompt_ids == prompts[i]);
       CHECK(got->at(0).text == p.tok().decode(got->at(0).ids, {.skip_special_tokens = true}));
     }
     // Prompts of different lengths: left padding, masks and positions.
     auto batched = p.generate(prompts, golden_greedy());
-    REQUIRE_MESSAGE(batched.ok(), batched.error().text());
+    REQUIRE_MESSAGE(batched.ok(), crucible::error_text(batched));
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       INFO("prompt " << i << " in a batch of " << prompts.size());
       check_greedy(batched->at(i), golden["greedy"][i]);
@@ -381,7 +382,7 @@ TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's log
     // With LoRA adapters (B at random, so that they count): the projections
     // one by one with their updates, the kernels between them.
     auto adapters = add_lora(*f32, lora_options{.rank = 4, .alpha = 8}, 7);
-    REQUIRE_MESSAGE(adapters.ok(), adapters.error().text());
+    REQUIRE_MESSAGE(adapters.ok(), crucible::error_text(adapters));
     for (std::size_t layer = 0; layer < 2; ++layer) {
       for (std::size_t m = 0; m < lora_module_count; ++m) {
         const auto& b = (*adapters)->b(layer, m);
@@ -533,7 +534,7 @@ TEST_CASE("continuous batching: a finished row's slot takes the next waiting pro
     const std::vector<std::vector<std::int32_t>> prompts{short_prompt, long_prompt, short_prompt, short_prompt, long_prompt};
     o.slots = 2;
     auto got = p.generate(prompts, o);
-    REQUIRE_MESSAGE(got.ok(), got.error().text());
+    REQUIRE_MESSAGE(got.ok(), crucible::error_text(got));
     REQUIRE(got->size() == prompts.size());
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       INFO("prompt " << i);
@@ -621,7 +622,7 @@ TEST_CASE("a saved checkpoint loads back with identical logits and the Hugging F
     save_options options;
     options.max_shard_bytes = 100'000;  // force shards
     auto s = p.save(out.path(), options);
-    REQUIRE_MESSAGE(s.ok(), s.error().text());
+    REQUIRE_MESSAGE(s.ok(), crucible::error_text(s));
     CHECK(fs::exists(out / "tokenizer.json"));
     CHECK(fs::exists(out / "model.safetensors.index.json"));
     auto saved_config = json::parse(testing::read_file(out / "config.json"));
@@ -669,13 +670,13 @@ TEST_CASE("on CUDA, fp32 generation matches the golden data and bf16 stays close
     const json golden = golden_of(name);
     auto fp32 = policy::load(golden_dir(name), {.device = "cuda", .compute_dtype = dtype::f32});
     auto bf16 = policy::load(golden_dir(name), {.device = "cuda", .compute_dtype = std::nullopt});
-    REQUIRE_MESSAGE(fp32.ok(), fp32.error().text());
-    REQUIRE_MESSAGE(bf16.ok(), bf16.error().text());
+    REQUIRE_MESSAGE(fp32.ok(), crucible::error_text(fp32));
+    REQUIRE_MESSAGE(bf16.ok(), crucible::error_text(bf16));
     CHECK((bf16->model()->compute_dtype() == torch::kBFloat16));
     std::vector<std::vector<std::int32_t>> prompts;
     for (const auto& g : golden["greedy"]) prompts.push_back(ids_of(g["prompt_ids"]));
     auto got = fp32->generate(prompts, golden_greedy());
-    REQUIRE_MESSAGE(got.ok(), got.error().text());
+    REQUIRE_MESSAGE(got.ok(), crucible::error_text(got));
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       CHECK(json(got->at(i).ids) == golden["greedy"][i]["ids"]);
       for (std::size_t j = 0; j < got->at(i).logprobs.size(); ++j) {
@@ -700,7 +701,7 @@ TEST_CASE("on CUDA, fp32 generation matches the golden data and bf16 stays close
     }
     // bf16 (with the fused attention for prompts): prompt log-probs near fp32's.
     auto sampled = bf16->generate(prompts, golden_greedy());
-    REQUIRE_MESSAGE(sampled.ok(), sampled.error().text());
+    REQUIRE_MESSAGE(sampled.ok(), crucible::error_text(sampled));
     token_batch batch = make_token_batch(*sampled, torch::Device(torch::kCUDA));
     torch::NoGradGuard no_grad;
     auto lp32 = token_logprobs(*fp32->model(), batch.input_ids, batch.attention_mask, batch.first_target);

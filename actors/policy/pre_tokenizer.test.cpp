@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "actors/policy/tokenizer_test_support.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace crucible::policy::detail {
 namespace {
@@ -11,7 +12,7 @@ using pieces = std::vector<std::string>;
 
 split_step regex_step(std::string_view pattern, split_behavior behavior = split_behavior::isolated, bool invert = false) {
   auto re = regex::compile(pattern);
-  REQUIRE_MESSAGE(re.ok(), re.error().text());
+  REQUIRE_MESSAGE(re.ok(), crucible::error_text(re));
   split_step s;
   s.pattern = std::make_shared<const regex>(std::move(*re));
   s.behavior = behavior;

@@ -7,6 +7,7 @@
 
 #include "actors/policy/checkpoint_weights.hpp"
 #include "actors/policy/test_support.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace crucible::policy {
 namespace {
@@ -54,7 +55,7 @@ TEST_CASE("a safetensors file written by crucible reads back with the same names
   REQUIRE(write_safetensors(dir / "m.safetensors", tensors).ok());
 
   auto file = safetensors_file::open(dir / "m.safetensors");
-  REQUIRE_MESSAGE(file.ok(), file.error().text());
+  REQUIRE_MESSAGE(file.ok(), crucible::error_text(file));
   CHECK(file->tensors().size() == 5);
   CHECK(file->metadata().at("format") == "pt");
   for (const auto& t : tensors) {
@@ -229,7 +230,7 @@ TEST_CASE("a checkpoint split into shards with an index reads back every tensor"
   CHECK(index["weight_map"]["t4"] == "model-00003-of-00003.safetensors");
 
   auto weights = checkpoint_weights::open(dir.path());
-  REQUIRE_MESSAGE(weights.ok(), weights.error().text());
+  REQUIRE_MESSAGE(weights.ok(), crucible::error_text(weights));
   CHECK(weights->files().size() == 3);
   CHECK(weights->names() == std::vector<std::string>{"t0", "t1", "t2", "t3", "t4"});
   for (int i = 0; i < 5; ++i) {

@@ -6,6 +6,7 @@
 
 #include "actors/policy/test_support.hpp"
 #include "actors/policy/tokenizer_test_support.hpp"
+#include "runtime/base/error_text.hpp"
 
 namespace crucible::policy {
 namespace {
@@ -18,13 +19,13 @@ using testing::qwen2_style;
 
 tokenizer make(const json& j) {
   auto t = tokenizer::parse(j.dump(), "test/tokenizer.json");
-  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
   return *t;
 }
 
 ids encode(const tokenizer& t, std::string_view text, bool add_special = true) {
   auto r = t.encode(text, {.add_special_tokens = add_special});
-  REQUIRE_MESSAGE(r.ok(), r.error().text());
+  REQUIRE_MESSAGE(r.ok(), crucible::error_text(r));
   return *r;
 }
 
@@ -276,7 +277,7 @@ TEST_CASE("loading a tokenizer from a folder reads its tokenizer.json") {
   CHECK(missing.error().code == errc::not_found);
   testing::write_file(dir / "tokenizer.json", byte_level_tokenizer({{"h", "i"}}).dump());
   auto t = tokenizer::load(dir.path());
-  REQUIRE_MESSAGE(t.ok(), t.error().text());
+  REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
   CHECK(encode(*t, "hi") == ids{256});
   CHECK(t->source() == (dir / "tokenizer.json").string());
 }

@@ -13,6 +13,7 @@
 #include "runtime/cli/run_report.hpp"
 #include "runtime/cli/settlements_file.hpp"
 #include "tests/support/process.hpp"
+#include "runtime/base/error_text.hpp"
 
 using namespace crucible::cli;
 using namespace crucible::testing;
@@ -103,7 +104,7 @@ TEST_CASE("an export line carries CUDA-L1's field names and the settled values")
   const std::string dir = temp_dir("kernels-lines");
   write_settlements(dir + "/settlements.jsonl", a_run());
   auto rows = read_settlements_file(dir + "/settlements.jsonl");
-  REQUIRE_MESSAGE(rows.ok(), rows.error().text());
+  REQUIRE_MESSAGE(rows.ok(), crucible::error_text(rows));
   REQUIRE(rows->size() == 6);
   auto best = best_kernels(*rows);
   REQUIRE(best.size() == 2);
