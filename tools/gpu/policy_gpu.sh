@@ -24,6 +24,7 @@
 #   HF_BENCH=0        benchmark crucible only (skip transformers in step 4)
 #   EAGER_BENCH=1     also benchmark crucible without CUDA graphs
 #   UNFUSED_BENCH=0   skip crucible without the fused decode kernels in step 4
+#   WAIT_FOR=FILE     build, then wait until FILE exists before using the GPU
 #   SHAPE=7b          the bench model's shape in step 4 (make_policy_golden.py's
 #                     BENCH_SHAPES: 0.5b, the default, 3b, 7b, 14b, 32b)
 #   BENCH_ONLY=1      build crucible-policy and run only step 4
@@ -69,11 +70,19 @@ cmake -S . -B build-gpu -G Ninja \
   -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/$arch" \
   -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/cmake.log" || { tail -50 "$work/cmake.log"; exit 1; }
+# WAIT_FOR: the build overlaps another script's measurement in the same
+# call; the GPU is touched only once that script has created this file.
+wait_for_gpu() {
+  [[ -z "${WAIT_FOR:-}" ]] && return
+  echo "=== waiting for $WAIT_FOR before using the GPU"
+  while [[ ! -e "$WAIT_FOR" ]]; do sleep 1; done
+}
 shape=${SHAPE:-0.5b}
 bench_model="$work/bench_model"
 [[ $shape != 0.5b ]] && bench_model+="-$shape"
 if [[ "${CONTINUOUS_ONLY:-0}" == 1 ]]; then
   cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy
+  wait_for_gpu
   echo "=== continuous batching against static batches (Qwen2.5-0.5B shape, bf16)"
   "$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --bench-model-only
   build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 16,64 \
@@ -83,8 +92,10 @@ if [[ "${CONTINUOUS_ONLY:-0}" == 1 ]]; then
 fi
 if [[ "${BENCH_ONLY:-0}" == 1 ]]; then
   cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy
+  wait_for_gpu
 else
 cmake --build build-gpu -j"${JOBS:-$(nproc)}" --target crucible-policy policy_model_test policy_golden_test policy_io_test
+wait_for_gpu
 
 echo "=== 1. golden data (tests/data/policy)"
 if [[ "${SKIP_GOLDEN:-0}" == 1 ]]; then
