@@ -7,6 +7,14 @@
 set(CRUCIBLE_DECODE_KERNELS AUTO CACHE STRING "Fused CUDA decode kernels in the policy: AUTO, ON or OFF")
 set(CRUCIBLE_HAVE_DECODE_KERNELS OFF)
 if(CRUCIBLE_WITH_TORCH AND NOT CRUCIBLE_DECODE_KERNELS STREQUAL "OFF" AND (TORCH_CUDA_LIBRARIES OR C10_CUDA_LIBRARY))
+  # nvcc where LibTorch's CUDA toolkit is, or the usual place, when neither
+  # the build nor CUDACXX names one and it is not on PATH (the GPU nodes).
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_program(CRUCIBLE_NVCC nvcc HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+    if(CRUCIBLE_NVCC)
+      set(CMAKE_CUDA_COMPILER ${CRUCIBLE_NVCC})
+    endif()
+  endif()
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
