@@ -215,6 +215,16 @@ status save_causal_lm_files(const causal_lm& model, const std::filesystem::path&
 torch::Tensor token_logprobs(causal_lm& model, const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
                              std::int64_t first_target, double temperature = 1.0);
 
+// The next token of every row of logits [batch, vocab] (fp32, on CUDA) in
+// one fused kernel (decode_kernels.hpp's choose_tokens): the first largest
+// logit when `uniform` is undefined, else drawn from softmax(logits /
+// temperature) with uniform [batch] by inverse CDF, as generate's own choice
+// without top_k or top_p. Returns (tokens [batch] int64, log-probs [batch]
+// fp32 of log_softmax(logits / temperature)); both undefined where this
+// build has no fused kernels or the logits are not on CUDA (fused_decode.cpp).
+std::pair<torch::Tensor, torch::Tensor> fused_choose(const torch::Tensor& logits, double temperature,
+                                                     const torch::Tensor& uniform);
+
 // Generates completions of `prompts` with `model` (see policy::generate,
 // which calls this; errors as there).
 result<std::vector<generation>> generate(causal_lm& model, const tokenizer& tok,

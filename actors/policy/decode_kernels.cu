@@ -229,6 +229,100 @@ __global__ void silu_mul_kernel(const T* gate_up, T* out, int inter, size_t tota
   }
 }
 
+constexpr int kChooseThreads = 1024;
+
+// (value, index) of the larger value, the smaller index on a tie.
+__device__ __forceinline__ void keep_larger(float& value, int& index, float other_value, int other_index) {
+  if (other_value > value || (other_value == value && other_index < index)) {
+    value = other_value;
+    index = other_index;
+  }
+}
+
+// One block of kChooseThreads per row: the maximum and its first index, the
+// sum of exponentials, then for sampling the probabilities' prefix sums over
+// contiguous chunks (one a thread) and the chunk where the target falls.
+__global__ void choose_kernel(const float* logits, const float* uniform, float temperature, std::int64_t* tokens,
+                              float* logprobs, int vocab) {
+  __shared__ float warp_value[kWarp];
+  __shared__ int warp_index[kWarp];
+  const int b = blockIdx.x, lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  const float* row = logits + static_cast<size_t>(b) * vocab;
+  auto scaled = [&](int i) { return temperature == 1.f ? row[i] : row[i] / temperature; };
+
+  float best = -INFINITY;
+  int at = vocab;
+  for (int i = threadIdx.x; i < vocab; i += blockDim.x) keep_larger(best, at, scaled(i), i);
+  for (int o = kWarp / 2; o > 0; o >>= 1)
+    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
+  if (lane == 0) {
+    warp_value[warp] = best;
+    warp_index[warp] = at;
+  }
+  __syncthreads();
+  best = lane < warps ? warp_value[lane] : -INFINITY;
+  at = lane < warps ? warp_index[lane] : vocab;
+  for (int o = kWarp / 2; o > 0; o >>= 1)
+    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
+  __syncthreads();  // warp_value is reused below
+
+  float sum = 0.f;
+  for (int i = threadIdx.x; i < vocab; i += blockDim.x) sum += expf(scaled(i) - best);
+  sum = block_sum(sum);
+  const float log_sum = logf(sum);
+  if (!uniform) {
+    if (threadIdx.x == 0) {
+      tokens[b] = at;
+      logprobs[b] = -log_sum;  // best - (best + log_sum)
+    }
+    return;
+  }
+
+  // Sampling: thread t's chunk [t * chunk, (t + 1) * chunk), its probabilities' sum, then an exclusive scan.
+  const int chunk = (vocab + blockDim.x - 1) / blockDim.x;
+  const int first = threadIdx.x * chunk, end = min(vocab, first + chunk);
+  float mass = 0.f;
+  for (int i = first; i < end; ++i) mass += expf(scaled(i) - best) / sum;
+  float inclusive = mass;
+  for (int o = 1; o < kWarp; o <<= 1) {
+    const float up = __shfl_up_sync(0xffffffffu, inclusive, o);
+    if (lane >= o) inclusive += up;
+  }
+  __syncthreads();
+  if (lane == kWarp - 1) warp_value[warp] = inclusive;
+  __syncthreads();
+  float before_warp = 0.f, total = 0.f;
+  for (int w = 0; w < warps; ++w) {
+    if (w < warp) before_warp += warp_value[w];
+    total += warp_value[w];
+  }
+  const float target = uniform[b] * total;
+  float cumulative = before_warp + inclusive - mass;  // this chunk's exclusive prefix
+  int found = vocab;
+  if (cumulative < target || first == 0) {  // the first chunk also for a target of 0
+    for (int i = first; i < end; ++i) {
+      cumulative += expf(scaled(i) - best) / sum;
+      if (cumulative >= target) {
+        found = i;
+        break;
+      }
+    }
+  }
+  // The smallest index found (no thread finds one when rounding leaves the
+  // target above every prefix: the last token, as LibTorch's count clamps).
+  for (int o = kWarp / 2; o > 0; o >>= 1) found = min(found, __shfl_xor_sync(0xffffffffu, found, o));
+  __syncthreads();
+  if (lane == 0) warp_index[warp] = found;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int token = vocab;
+    for (int w = 0; w < warps; ++w) token = min(token, warp_index[w]);
+    token = min(token, vocab - 1);
+    tokens[b] = token;
+    logprobs[b] = scaled(token) - best - log_sum;
+  }
+}
+
 const char* launched() {
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
@@ -309,6 +403,13 @@ const char* silu_mul(element type, const void* gate_up, void* out, int rows, int
                                                                                   static_cast<T*>(out), inter, total);
     return launched();
   });
+}
+
+const char* choose_tokens(const float* logits, const float* uniform, float temperature, std::int64_t* tokens,
+                          float* logprobs, int batch, int vocab, void* stream) {
+  choose_kernel<<<batch, kChooseThreads, 0, static_cast<cudaStream_t>(stream)>>>(logits, uniform, temperature, tokens,
+                                                                                 logprobs, vocab);
+  return launched();
 }
 
 }  // namespace crucible::policy::decode_kernels

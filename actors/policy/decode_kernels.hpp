@@ -8,6 +8,8 @@
 //   decode_attention  one query per row against the cache, split over
 //                     chunks of keys, then the chunks combined (about 8)
 //   silu_mul          SwiGLU's silu(gate) * up (2)
+//   choose_tokens     the next token, greedy or sampled, and its log-prob
+//                     (about 10, outside the graph)
 //
 // Every kernel rounds as the LibTorch ops it replaces where those round to
 // the compute dtype (the residual add, RMSNorm's cast before its weight,
@@ -62,5 +64,15 @@ const char* decode_attention(element type, const void* q, const void* keys, cons
 
 // gate_up [rows, 2 inter] (gate, then up) -> out [rows, inter] = silu(gate) * up.
 const char* silu_mul(element type, const void* gate_up, void* out, int rows, int inter, void* stream);
+
+// The next token of every row of logits [batch, vocab] (fp32): with uniform
+// null, the first largest logit (greedy); else, with uniform [batch] (fp32 in
+// [0, 1)), drawn from softmax(logits / temperature) by inverse CDF: the first
+// token whose cumulative probability reaches uniform * the total. tokens
+// [batch] int64; logprobs [batch] fp32, log_softmax(logits / temperature) at
+// the token. What generate's choose computes in about ten LibTorch kernels
+// when neither top_k nor top_p cuts the vocabulary.
+const char* choose_tokens(const float* logits, const float* uniform, float temperature, std::int64_t* tokens,
+                          float* logprobs, int batch, int vocab, void* stream);
 
 }  // namespace crucible::policy::decode_kernels

@@ -111,9 +111,32 @@ torch::Tensor causal_lm::fused_decode_step(const torch::Tensor& ids, const torch
   return logits(h);
 }
 
+std::pair<torch::Tensor, torch::Tensor> fused_choose(const torch::Tensor& logits, double temperature,
+                                                     const torch::Tensor& uniform) {
+  if (!logits.is_cuda()) return {};
+  TORCH_CHECK(logits.dim() == 2 && logits.scalar_type() == torch::kFloat32, "fused choose: logits must be fp32 [batch, vocab]");
+  const auto rows = logits.contiguous();
+  const int batch = static_cast<int>(rows.size(0)), vocab = static_cast<int>(rows.size(1));
+  torch::Tensor u;
+  if (uniform.defined()) {
+    u = uniform.to(rows.device(), torch::kFloat32).contiguous();
+    TORCH_CHECK(u.numel() == batch, "fused choose: one uniform per row");
+  }
+  auto tokens = torch::empty({batch}, rows.options().dtype(torch::kInt64));
+  auto logprobs = torch::empty({batch}, rows.options());
+  launched(dk::choose_tokens(rows.data_ptr<float>(), u.defined() ? u.data_ptr<float>() : nullptr,
+                             static_cast<float>(temperature), tokens.data_ptr<std::int64_t>(),
+                             logprobs.data_ptr<float>(), batch, vocab,
+                             at::cuda::getCurrentCUDAStream(rows.device().index()).stream()),
+           "choose_tokens");
+  return {tokens, logprobs};
+}
+
 #else
 
 bool causal_lm::fused_decode_available() const { return false; }
+
+std::pair<torch::Tensor, torch::Tensor> fused_choose(const torch::Tensor&, double, const torch::Tensor&) { return {}; }
 
 torch::Tensor causal_lm::fused_decode_step(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
                                            const torch::Tensor&, kv_cache&) {

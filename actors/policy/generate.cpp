@@ -27,8 +27,15 @@ std::string check_options(const generation_options& o) {
 // Chooses one token per row of `logits` [batch, vocab] (fp32) and returns
 // (tokens [batch] int64, log-probs [batch] fp32) on the logits' device.
 // `uniform` [batch] fp32 on the logits' device: one draw per row (sampling only).
+// `fused`: on CUDA, greedy or without top_k and top_p cuts, one fused kernel
+// (fused_choose) where the build has it.
 std::pair<torch::Tensor, torch::Tensor> choose(const torch::Tensor& logits, const sampling_options& s,
-                                               const torch::Tensor& uniform) {
+                                               const torch::Tensor& uniform, bool fused) {
+  const bool cut = !s.greedy && ((s.top_k > 0 && s.top_k < logits.size(-1)) || s.top_p < 1.0);
+  if (fused && !cut && logits.is_cuda()) {
+    auto chosen = fused_choose(logits, s.greedy ? 1.0 : s.temperature, s.greedy ? torch::Tensor() : uniform);
+    if (chosen.first.defined()) return chosen;
+  }
   if (s.greedy) {
     auto tokens = logits.argmax(-1);
     auto lp = torch::log_softmax(logits, -1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1);
@@ -202,7 +209,7 @@ class decode_pass {
     for (std::int64_t step = 0;; ++step) {
       torch::Tensor u;
       if (uniforms_.defined()) u = uniforms_.index_select(0, (offsets_ + step * n).clamp(0, drawn - 1));
-      auto [tokens, logprobs] = choose(logits, options_.sampling, u);
+      auto [tokens, logprobs] = choose(logits, options_.sampling, u, runner_ && options_.fused_kernels);
       pending_tokens_.push_back(tokens);
       pending_logprobs_.push_back(logprobs);
       if (static_cast<std::int64_t>(pending_tokens_.size()) >= flush_every_ || step == next_length_stop()) {
@@ -326,7 +333,7 @@ class decode_pass {
     key_mask_.index_put_({slot_t}, row_masks.to(device_));  // in place: a CUDA graph reads this mask
     torch::Tensor u;
     if (uniforms_.defined()) u = uniforms_.index_select(0, index_t.to(uniforms_.device()));  // each row's first draw
-    auto [first, logprob] = choose(logits, options_.sampling, u);
+    auto [first, logprob] = choose(logits, options_.sampling, u, runner_ && options_.fused_kernels);
     // Each row's k-th token is chosen at step + k with its own k-th draw,
     // and fed at position length + k.
     tokens.index_put_({slot_t}, first);

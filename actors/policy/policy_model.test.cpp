@@ -8,6 +8,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "actors/policy/causal_lm.hpp"
@@ -397,6 +398,55 @@ TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's log
     CHECK((fused - plain).abs().max().item<double>() <= kTolerance);
     f32->set_adapters(nullptr);
     CHECK((f32->decode_step(ids, positions, slot, mask, caches[1], true) - fused).abs().max().item<double>() > kTolerance);
+  }
+}
+
+TEST_CASE("on CUDA, the fused token choice gives LibTorch's greedy tokens and a valid inverse-CDF draw") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device: skipped");
+    return;
+  }
+  auto gen = at::detail::createCPUGenerator(41);
+  // A vocabulary smaller than the kernel's 1024 threads, and Qwen2's.
+  for (const std::int64_t vocab : {std::int64_t{1000}, std::int64_t{151936}}) {
+    INFO("vocab " << vocab);
+    auto logits = torch::randn({6, vocab}, gen) * 3;
+    logits[1][7] = 100;  // a tie for the largest: the first wins, as argmax
+    logits[1][9] = 100;
+    logits[2].narrow(0, 0, vocab / 2).fill_(-std::numeric_limits<float>::infinity());
+    logits = logits.to(torch::kCUDA);
+    auto [greedy, greedy_lp] = fused_choose(logits, 1.0, {});
+    if (!greedy.defined()) {
+      MESSAGE("this build has no fused decode kernels: skipped");
+      return;
+    }
+    CHECK(torch::equal(greedy, logits.argmax(-1)));
+    CHECK(greedy[1].item<std::int64_t>() == 7);
+    auto want_lp = torch::log_softmax(logits, -1).gather(-1, greedy.unsqueeze(-1)).squeeze(-1);
+    CHECK((greedy_lp - want_lp).abs().max().item<double>() <= 1e-5);
+
+    // Sampling at temperature 0.7: in double, the token's cumulative
+    // probability reaches the target and the one before it does not, up to
+    // fp32 sums of at most 149 terms a thread and 1024 chunks (about 160
+    // roundings of 2^-24 of the total: 1e-5; checked at 1e-4).
+    const double temperature = 0.7, slack = 1e-4;
+    auto u = torch::tensor({0.0f, 0.25f, 0.5f, 0.999999f, 0.123f, 0.9f}).to(torch::kCUDA);
+    auto [drawn, drawn_lp] = fused_choose(logits, temperature, u);
+    auto scaled = (logits / temperature).to(torch::kCPU).to(torch::kFloat64);
+    auto cdf = scaled.softmax(-1).cumsum(-1);
+    auto logp = scaled.log_softmax(-1);
+    auto host_u = u.to(torch::kCPU);
+    for (std::int64_t row = 0; row < 6; ++row) {
+      INFO("row " << row);
+      const auto t = drawn[row].item<std::int64_t>();
+      REQUIRE((t >= 0 && t < vocab));
+      const double target = host_u[row].item<double>() * cdf[row][vocab - 1].item<double>();
+      CHECK(cdf[row][t].item<double>() >= target - slack);
+      if (t > 0) CHECK(cdf[row][t - 1].item<double>() <= target + slack);
+      CHECK(std::fabs(drawn_lp[row].item<double>() - logp[row][t].item<double>()) <= 1e-4);
+    }
+    CHECK(drawn[0].item<std::int64_t>() == 0);  // uniform 0: the first token
+    CHECK(drawn[2].item<std::int64_t>() >= vocab / 2);  // never a token of probability 0
   }
 }
 
