@@ -196,6 +196,17 @@ def grpo(args):
 BF16_ROOF = 989e12  # H100/H200 SXM dense bf16 FLOP/s, the roof the model-FLOPs share is counted against
 
 
+def work_per_token(r):
+    """FLOPs a token the step really does, in units of N (the parameters):
+    the proximal forward (2), the reference forward for the KL (2, when
+    kl_beta > 0), the trained forward (2), its backward (4; 2 with LoRA,
+    where the frozen base gets no weight gradients) and the recomputed
+    forward under activation checkpointing (2). The model-FLOPs share
+    counts 6 whatever the configuration, as MFU figures do."""
+    return (2 + (2 if r.get("kl_beta", 0) > 0 else 0) + 2 + (2 if r.get("lora_rank") else 4) +
+            (2 if r.get("activation_checkpointing") else 0))
+
+
 def table(path):
     rows = [json.loads(l) for l in open(path) if l.startswith("{")]
     g = [r for r in rows if r["bench"] == "grpo"]
@@ -204,17 +215,22 @@ def table(path):
         print(f"GRPO step, Qwen2-shaped (random weights), bf16 autocast over fp32 weights, "
               f"{r0['groups']} groups x {r0['group_size']} samples per GPU, {r0['prompt']} prompt + "
               f"{r0['completion']} completion tokens, {r0['micro_batches']} micro-batches, kl_beta {r0['kl_beta']}; "
-              f"model FLOPs share = 6 N tokens/s over {BF16_ROOF / 1e12:.0f} TFLOP/s")
+              f"model FLOPs share = 6 N tokens/s over {BF16_ROOF / 1e12:.0f} TFLOP/s; hardware FLOPs share = "
+              f"the step's own k N a token (work_per_token) over the same roof")
         print("| implementation | parameters | LoRA rank | checkpointing | GPUs | tokens/step | s/step | tokens/s | "
-              "model FLOPs share | device memory GiB | first loss |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              "model FLOPs share | hardware FLOPs share (k) | device memory GiB | first loss |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in g:
             n = r.get("parameters", 0)
-            share = 6 * n * r["tokens_per_second"] / r["world"] / BF16_ROOF if n else float("nan")
+            per_gpu = r["tokens_per_second"] / r["world"] / BF16_ROOF
+            share = 6 * n * per_gpu if n else float("nan")
+            k = work_per_token(r)
+            hardware = k * n * per_gpu if n else float("nan")
             print(f"| {r['impl']} | {n / 1e9:.2f} B | {r.get('lora_rank', 0)} | "
                   f"{'yes' if r.get('activation_checkpointing') else 'no'} | {r['world']} | "
                   f"{r['tokens_per_step']:.0f} | {r['seconds_per_step']:.3f} | {r['tokens_per_second']:.0f} | "
-                  f"{share:.3f} | {r.get('device_memory_used_gib', float('nan')):.1f} | {r['losses'][0]:.6f} |")
+                  f"{share:.3f} | {hardware:.3f} ({k}) | {r.get('device_memory_used_gib', float('nan')):.1f} | "
+                  f"{r['losses'][0]:.6f} |")
         # crucible against its peer of the same configuration, one GPU.
         key = lambda r: (r.get("parameters", 0), r.get("lora_rank", 0), bool(r.get("activation_checkpointing")))
         ones = [r for r in g if r["world"] == 1]
