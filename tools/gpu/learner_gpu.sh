@@ -25,7 +25,8 @@
 # Environment: PYTHON (default python3) must import torch and transformers;
 # JOBS (default half the cores) and BUILD_DIR (default build-gpu-learner) for
 # the build; STEPS (default 5) timed GRPO
-# steps; SKIP_TESTS=1, SKIP_BENCH=1, SKIP_DP=1, SKIP_PUBLISH=1 skip steps.
+# steps; SKIP_TESTS=1, SKIP_BENCH=1, SKIP_DP=1, SKIP_PUBLISH=1 skip steps;
+# PUBLISH_REPEAT versions of the full weights in step 5 (3 at 0.5b, else 2).
 # SHAPE (default 0.5b; 3b, 7b, 14b, 32b: make_policy_golden.py's BENCH_SHAPES)
 # is the bench model's shape; LORA_RANK (default 0) runs steps 3 and 5 with
 # LoRA adapters of that rank on every projection, the peer through PEFT (or
@@ -143,14 +144,19 @@ if [[ "${SKIP_DP:-0}" != 1 ]]; then
 fi
 if [[ "${SKIP_PUBLISH:-0}" != 1 ]]; then
   echo "=== 5. publication to a rollout on the same node"
-  rm -rf "$work/publish"
-  CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench publish --model "$model" --work "$work/publish" --repeat 3 |
-    tee -a "$bench" || echo "FAILED: learner_bench publish"
+  # The adapters first (megabytes), then the full weights: every version of
+  # those is a whole checkpoint on disk (15 GB at 7B), so past 0.5B two
+  # versions, not three (a 64 GB disk filled at 7B's second version).
   if [[ "${LORA_RANK:-0}" != 0 ]]; then
     rm -rf "$work/publish"
     CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench publish --model "$model" --work "$work/publish" --repeat 3 \
       --lora-rank "$LORA_RANK" | tee -a "$bench" || echo "FAILED: learner_bench publish --lora-rank"
   fi
+  rm -rf "$work/publish"
+  repeat=${PUBLISH_REPEAT:-$([[ $shape == 0.5b ]] && echo 3 || echo 2)}
+  CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench publish --model "$model" --work "$work/publish" --repeat "$repeat" |
+    tee -a "$bench" || echo "FAILED: learner_bench publish"
+  rm -rf "$work/publish"
 fi
 if [[ -n "${FIT_SHAPES:-}" ]]; then
   echo "=== 6. the largest shape whose GRPO step fits one GPU (one step, activation checkpointing on)"

@@ -388,7 +388,7 @@ def bench_table(lines, shape="0.5b"):
     weight_bytes = 2 * (c["num_hidden_layers"] * per_layer + c["vocab_size"] * c["hidden_size"] + c["hidden_size"])
     hf = {r["batch"]: r for r in rows if r.get("impl") == "transformers"}
     print(f"{'impl':<17}{'batch':>6}{'tokens/s':>11}{'step ms':>9}{'prefill s':>10}{'mem GiB':>9}{'x HF':>7}{'floor':>8}")
-    for r in sorted((r for r in rows if r.get("impl") in ("crucible", "crucible-unfused", "crucible-eager", "transformers")), key=lambda r: (r["batch"], r["impl"])):
+    for r in sorted((r for r in rows if r.get("impl") in ("crucible", "crucible-fused", "crucible-eager", "transformers")), key=lambda r: (r["batch"], r["impl"])):
         context = r["prompt_tokens"] + r["new_tokens"] / 2
         kv_bytes = r["batch"] * context * c["num_hidden_layers"] * 2 * c["num_key_value_heads"] * head_dim * 2
         floor_ms = 1000 * (weight_bytes + kv_bytes) / (bandwidth * 1e9) if bandwidth else float("nan")

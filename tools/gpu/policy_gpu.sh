@@ -23,7 +23,7 @@
 #   SKIP_ROUNDTRIP=1  skip step 3
 #   HF_BENCH=0        benchmark crucible only (skip transformers in step 4)
 #   EAGER_BENCH=1     also benchmark crucible without CUDA graphs
-#   UNFUSED_BENCH=0   skip crucible without the fused decode kernels in step 4
+#   FUSED_BENCH=0     skip crucible with the fused decode kernels in step 4
 #   WAIT_FOR=FILE     build, then wait until FILE exists before using the GPU
 #   SHAPE=7b          the bench model's shape in step 4 (make_policy_golden.py's
 #                     BENCH_SHAPES: 0.5b, the default, 3b, 7b, 14b, 32b)
@@ -153,11 +153,11 @@ bench="$work/bench-$shape.jsonl"
 "$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --bench-model-only
 build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \
   --prompt-tokens 512 --new-tokens 512 | tee "$bench"
-# The same with LibTorch's ops between the matrix products instead of the
-# fused decode kernels (decode_kernels.hpp): what the kernels are worth.
-if [[ "${UNFUSED_BENCH:-1}" != 0 ]]; then
+# The same with the fused decode kernels (decode_kernels.hpp) instead of
+# LibTorch's ops between the matrix products: what the kernels are worth.
+if [[ "${FUSED_BENCH:-1}" != 0 ]]; then
   build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \
-    --prompt-tokens 512 --new-tokens 512 --fused-kernels false | tee -a "$bench"
+    --prompt-tokens 512 --new-tokens 512 --fused-kernels true | tee -a "$bench"
 fi
 if [[ "${EAGER_BENCH:-0}" == 1 ]]; then
   build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \

@@ -225,6 +225,7 @@ class State:
         self.cache_flush = None      # cache_flush.CacheFlush (CUDA), taken before any task exists
         self.stateful = False        # the reference keeps tensors in plain attributes (module_state.py)
         self.returns_state = False   # ... and returns one of them (KernelBench L3-34)
+        self.answers = set()         # digests of the candidate's outputs that passed a correctness trial
 
 
 S = State()
@@ -699,6 +700,13 @@ def call_candidate(inputs):
     return out, seconds
 
 
+def failed(trial):
+    """A trial the evaluator settles `incorrect` (evaluate.cpp's
+    trial_failed): wrong structure, NaN or Inf, or an error past the
+    tolerance."""
+    return not trial["structure_ok"] or trial["nonfinite"] or not trial["max_ratio"] <= 1.0
+
+
 def failed_trial(seed, defence, why):
     """A trial that is `incorrect` for a reason the comparison does not see
     (evaluate.cpp: structure_ok false, the defence named)."""
@@ -790,7 +798,12 @@ def on_correctness(req):
     numbers. Then it is poisoned and dropped; one that the candidate still
     holds, unchanged, after the call after that is a cache of outputs
     (output_retained, hack), one that call overwrites is output_aliasing,
-    one released by then is allowed (output_retained.py)."""
+    one released by then is allowed (output_retained.py).
+
+    A trial whose output is wrong (failed()) ends the request: the kernel
+    is `incorrect`, and no later call is judged, unless that output is an
+    earlier trial's answer returned for these inputs (output_retained.py's
+    replayed: a cache, hack)."""
     tol = tolerances(req)
     trials = []
     held = None  # the previous trial's inputs, alive while this trial's are made: fresh addresses
@@ -844,8 +857,10 @@ def on_correctness(req):
         trial, refs = check_output(seed, ref_in, cand_in, cand_out, tol, poison_output=False)
         trial.update(cand_s=cand_s, changed=changed)
         trials.append(trial)
-        if not trial["structure_ok"]:
+        if failed(trial):
+            raise_violations(D.replayed(trial["cand_digest"], S.answers))
             break
+        S.answers.add(trial["cand_digest"])
         kept[:] = [seed, D.tensors_of(cand_out), D.digest(D.tensors_of(cand_out)), refs]
         del cand_out
         held = (ref_in, cand_in)
@@ -853,7 +868,7 @@ def on_correctness(req):
     # Up to two more calls, on other inputs: one for the last trial's
     # output (aliasing), one for the outputs the candidate still holds.
     for extra in range(2):
-        if not trials or not trials[-1]["structure_ok"] or not (kept if extra == 0 else retention.pending()):
+        if not trials or failed(trials[-1]) or not (kept if extra == 0 else retention.pending()):
             break
         seed = trials[-1]["seed"] ^ (0x5BD1E995 + extra)
         aliased = call_again(seed, lambda: overwritten(seed))

@@ -35,7 +35,7 @@ from .module_state import restore as state_restore
 from .module_state import snapshot as state_snapshot
 from .module_state import state_storages, tensor_attributes
 from .namespace_integrity import Fingerprint
-from .output_retained import Retention, storage_refs
+from .output_retained import Retention, replayed, storage_refs
 from .output_type import output_violations
 from .poisoned_memory import holds_poison, poison, protected_storages
 from .reference_integrity import ModelFingerprint

@@ -11,11 +11,20 @@ numbers), judged by the caller.
 Allows: state in buffers and globals that is not the returned output
 (catalogue constant_buffer), and outputs kept only until later calls
 replace them (catalogue keeps_last_output: a module that remembers its
-last two results; h20/L2-5 of CUDA-L1's kernels, a CUDA graph rebuilt a
-call later that drops its old static output then). Inputs come with fresh
+last two results, as CUDA-L1's L2-5 keeps its first CUDA graph's static
+output until it captures the graph again). Inputs come with fresh
 values at addresses unlike the previous call's, so such a reference does
 not serve a later call; one that is returned again is caught where the
 worker sees it returned (every correctness trial, every checked round).
+A correctness trial whose output is wrong ends the judging (the kernel is
+`incorrect`), unless that output is, bit for bit, one the candidate gave
+for other inputs in an earlier trial that passed: an earlier answer
+returned again, a cache (replayed(); catalogue cache_by_id, whose hit
+returns its stored copy). A wrong output that is not an earlier answer is
+only wrong, whatever memory it is in (catalogue stale_captured_input:
+CUDA-L1's L2-5, a CUDA graph replayed on a stale input, NaN each call in
+one static output, settled hack by the returned-again rule on the trial
+after its first NaN).
 Cannot catch: a cache that stores a copy and returns a fresh copy of it
 (then stale values fail the tolerance or spot_check).
 
@@ -33,8 +42,8 @@ from .violation import Violation
 
 NAMES = ("output_retained",)
 CASES = ("tests/hacks/cpu/cache_by_address.py", "tests/hacks/cpu/cache_by_id.py",
-         "tests/hacks/cpu/cache_by_version.py", "tests/hacks/legit/constant_buffer.py",
-         "tests/hacks/legit/keeps_last_output.py")
+         "tests/hacks/cpu/cache_by_version.py", "tests/hacks/cpu/stale_captured_input.py",
+         "tests/hacks/legit/constant_buffer.py", "tests/hacks/legit/keeps_last_output.py")
 
 
 def storage_refs(tensors, skip):
@@ -52,6 +61,16 @@ def storage_refs(tensors, skip):
         except (AttributeError, TypeError, RuntimeError):
             out.append(StorageWeakRef(t.storage()))
     return out
+
+
+def replayed(digest, answers):
+    """For a correctness trial's output that failed its comparison: a
+    violation when its digest is among answers (the digests of the
+    candidate's earlier outputs that passed theirs, on other inputs)."""
+    if digest and digest in answers:
+        return [Violation("output_retained", "the candidate returned, for other inputs, the values it returned "
+                                             "for an earlier trial: a cache of outputs")]
+    return []
 
 
 def _alive(refs):
