@@ -740,19 +740,25 @@ TEST_CASE("on CUDA, fp32 generation matches the golden data and bf16 stays close
       }
     }
     // The CUDA-graph decode (the default) against every step run eagerly,
-    // and a second call that replays the graph the first one captured.
-    generation_options eager = golden_greedy();
+    // a second call that replays the graph the first one captured, and the
+    // graph with the fused decode kernels where the build has them.
+    generation_options eager = golden_greedy(), fused = golden_greedy();
     eager.cuda_graphs = false;
+    fused.fused_kernels = true;
     auto stepwise = fp32->generate(prompts, eager);
     auto replayed = fp32->generate(prompts, golden_greedy());
+    auto with_kernels = fp32->generate(prompts, fused);
     REQUIRE(stepwise.ok());
     REQUIRE(replayed.ok());
+    REQUIRE(with_kernels.ok());
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       CHECK(stepwise->at(i).ids == got->at(i).ids);
       CHECK(replayed->at(i).ids == got->at(i).ids);
+      CHECK(with_kernels->at(i).ids == got->at(i).ids);
       for (std::size_t j = 0; j < got->at(i).logprobs.size(); ++j) {
         CHECK(std::fabs(stepwise->at(i).logprobs[j] - got->at(i).logprobs[j]) <= kTolerance);
         CHECK(replayed->at(i).logprobs[j] == got->at(i).logprobs[j]);
+        CHECK(std::fabs(with_kernels->at(i).logprobs[j] - got->at(i).logprobs[j]) <= kTolerance);
       }
     }
     // bf16 (with the fused attention for prompts): prompt log-probs near fp32's.
