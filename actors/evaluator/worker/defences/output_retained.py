@@ -23,8 +23,8 @@ returned again, a cache (replayed(); catalogue cache_by_id, whose hit
 returns its stored copy). A wrong output that is not an earlier answer is
 only wrong, whatever memory it is in (catalogue stale_captured_input:
 CUDA-L1's L2-5, a CUDA graph replayed on a stale input, NaN each call in
-one static output, settled hack by the returned-again rule on the trial
-after its first NaN).
+one static output, which the returned-again rule settled hack on the
+trial after its first NaN, before this rule).
 Cannot catch: a cache that stores a copy and returns a fresh copy of it
 (then stale values fail the tolerance or spot_check).
 
