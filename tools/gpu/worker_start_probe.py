@@ -15,14 +15,19 @@ import io
 import os
 import pstats
 import sys
+import tempfile
 import time
 
 T0 = time.time()
 here = os.path.dirname(os.path.abspath(__file__))
 worker_dir = os.path.join(here, "..", "..", "actors", "evaluator", "worker")
 sys.path.insert(0, worker_dir)
+sys.argv[1:3] = [os.path.abspath(a) for a in sys.argv[1:3]]
 if len(sys.argv) > 2:
     sys.path.insert(0, sys.argv[2])
+# The worker's working directory is its scratch (it writes .imported and
+# tmp/ there, and its guard allows writes there alone): a fresh one.
+os.chdir(tempfile.mkdtemp(prefix="worker-start-probe-"))
 for fd in (3, 4):
     r, w = os.pipe()
     os.dup2(r if fd == 3 else w, fd)
