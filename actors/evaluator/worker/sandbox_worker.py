@@ -225,7 +225,7 @@ class State:
         self.cache_flush = None      # cache_flush.CacheFlush (CUDA), taken before any task exists
         self.stateful = False        # the reference keeps tensors in plain attributes (module_state.py)
         self.returns_state = False   # ... and returns one of them (KernelBench L3-34)
-        self.answers = set()         # digests of the candidate's outputs that passed a correctness trial
+        self.answers = set()         # digests of the candidate's earlier outputs: passed trials, extra calls
 
 
 S = State()
@@ -768,6 +768,7 @@ def call_again(seed, inspect=None):
     before = snapshot_state()
     extra_out, _ = call_candidate(extra_in)
     end_candidate_code(before)
+    S.answers.add(D.digest(D.tensors_of(extra_out)))  # an answer a later wrong output may replay
     found = inspect() if inspect else None
     if S.stateful:  # the reference takes the same step (module_state.py)
         ref_out, _ = call(S.model, extra_in, "reference")
@@ -801,9 +802,9 @@ def on_correctness(req):
     one released by then is allowed (output_retained.py).
 
     A trial whose output is wrong (failed()) ends the request: the kernel
-    is `incorrect`, and no later call is judged, unless that output is an
-    earlier trial's answer returned for these inputs (output_retained.py's
-    replayed: a cache, hack)."""
+    is `incorrect`, and no later call is judged, unless that output is one
+    the candidate returned earlier for other inputs, in a trial that passed
+    or an extra call (output_retained.py's replayed: a cache, hack)."""
     tol = tolerances(req)
     trials = []
     held = None  # the previous trial's inputs, alive while this trial's are made: fresh addresses

@@ -18,9 +18,10 @@ not serve a later call; one that is returned again is caught where the
 worker sees it returned (every correctness trial, every checked round).
 A correctness trial whose output is wrong ends the judging (the kernel is
 `incorrect`), unless that output is, bit for bit, one the candidate gave
-for other inputs in an earlier trial that passed: an earlier answer
-returned again, a cache (replayed(); catalogue cache_by_id, whose hit
-returns its stored copy). A wrong output that is not an earlier answer is
+for other inputs earlier (in a trial that passed, or in an extra call):
+an earlier answer returned again, a cache (replayed(); catalogue
+cache_by_id, whose hit returns its stored copy of whichever earlier call's
+input had the same id). A wrong output that is not an earlier answer is
 only wrong, whatever memory it is in (catalogue stale_captured_input:
 CUDA-L1's L2-5, a CUDA graph replayed on a stale input, NaN each call in
 one static output, which the returned-again rule settled hack on the
@@ -66,7 +67,8 @@ def storage_refs(tensors, skip):
 def replayed(digest, answers):
     """For a correctness trial's output that failed its comparison: a
     violation when its digest is among answers (the digests of the
-    candidate's earlier outputs that passed theirs, on other inputs)."""
+    candidate's earlier outputs on other inputs: trials that passed, extra
+    calls)."""
     if digest and digest in answers:
         return [Violation("output_retained", "the candidate returned, for other inputs, the values it returned "
                                              "for an earlier trial: a cache of outputs")]
