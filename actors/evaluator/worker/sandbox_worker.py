@@ -758,17 +758,19 @@ def check_output(seed, pristine_in, cand_in, cand_out, tol, poison_output=True, 
     return trial, refs
 
 
-def call_again(seed, inspect=None):
+def call_again(seed, inspect=None, answers=None):
     """One more untimed call of the candidate on fresh inputs (the
     reference taking the same step where the task is stateful), for the
     judgements that need a later call: output aliasing and retention.
     inspect() runs after the call, before its output is poisoned; its
-    result is returned."""
+    result is returned. answers (the correctness trials' S.answers): the
+    output's digest is added to it (output_retained.replayed)."""
     extra_in = make_inputs(seed)
     before = snapshot_state()
     extra_out, _ = call_candidate(extra_in)
     end_candidate_code(before)
-    S.answers.add(D.digest(D.tensors_of(extra_out)))  # an answer a later wrong output may replay
+    if answers is not None:
+        answers.add(D.digest(D.tensors_of(extra_out)))
     found = inspect() if inspect else None
     if S.stateful:  # the reference takes the same step (module_state.py)
         ref_out, _ = call(S.model, extra_in, "reference")
@@ -872,7 +874,7 @@ def on_correctness(req):
         if not trials or failed(trials[-1]) or not (kept if extra == 0 else retention.pending()):
             break
         seed = trials[-1]["seed"] ^ (0x5BD1E995 + extra)
-        aliased = call_again(seed, lambda: overwritten(seed))
+        aliased = call_again(seed, lambda: overwritten(seed), S.answers)
         if aliased:
             trials.append(aliased)
         elif kept:
