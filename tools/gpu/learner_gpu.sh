@@ -26,6 +26,7 @@
 # JOBS (default half the cores) and BUILD_DIR (default build-gpu-learner) for
 # the build; STEPS (default 5) timed GRPO
 # steps; SKIP_TESTS=1, SKIP_BENCH=1, SKIP_DP=1, SKIP_PUBLISH=1 skip steps;
+# WAIT_FOR=FILE builds, then waits until FILE exists before using the GPU;
 # PUBLISH_REPEAT versions of the full weights in step 5 (3 at 0.5b, else 2).
 # SHAPE (default 0.5b; 3b, 7b, 14b, 32b: make_policy_golden.py's BENCH_SHAPES)
 # is the bench model's shape; LORA_RANK (default 0) runs steps 3 and 5 with
@@ -36,7 +37,7 @@
 # removed; about 2 bytes a parameter of disk while it lasts).
 set -uo pipefail
 if (($# < 1)); then
-  sed -n '2,24p' "$0"
+  sed -n '2,/^set -uo/p' "$0" | grep '^#'
   exit 2
 fi
 prefix=$(realpath "$1")
@@ -93,6 +94,12 @@ if ! cmake --build $build -j"$jobs" --target "${targets[@]}" 2>&1 | tail -60; th
 fi
 [[ -x $build/bin/learner_bench ]] || { echo "BUILD FAILED"; exit 1; }
 echo "built in $((SECONDS - start)) s"
+# WAIT_FOR: the build overlaps another script's measurement in the same
+# call; the GPU is touched only once that script has created this file.
+if [[ -n "${WAIT_FOR:-}" ]]; then
+  echo "=== waiting for $WAIT_FOR before using the GPU"
+  while [[ ! -e "$WAIT_FOR" ]]; do sleep 1; done
+fi
 
 echo "=== 1. golden values on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 "$py" tools/gpu/make_learner_golden.py --device cuda --out tests/data/learner/objectives_golden_h200.json

@@ -110,4 +110,6 @@ fi
 echo "total: $SECONDS s"
 # Every file in one archive that sorts first: the device tool brings back only
 # the first few files of $OUT (docs/gpu.md).
-tar czf "$res/all.tgz.tmp" -C "$res" --exclude all.tgz --exclude all.tgz.tmp . && mv "$res/all.tgz.tmp" "$res/all.tgz"
+# Written outside RESULTS first (tar stops at a folder that changes as it
+# reads it).
+tgz=$(mktemp /tmp/crucible-results.XXXXXX) && tar czf "$tgz" -C "$res" --exclude all.tgz . && mv "$tgz" "$res/all.tgz"

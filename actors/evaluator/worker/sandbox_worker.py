@@ -861,7 +861,8 @@ def on_correctness(req):
         trial.update(cand_s=cand_s, changed=changed)
         trials.append(trial)
         if failed(trial):
-            raise_violations(D.replayed(trial["cand_digest"], S.answers))
+            del cand_out  # the worker's last reference: does the candidate hold what it returned?
+            raise_violations(D.replayed(trial["cand_digest"], S.answers, refs))
             break
         S.answers.add(trial["cand_digest"])
         kept[:] = [seed, D.tensors_of(cand_out), D.digest(D.tensors_of(cand_out)), refs]

@@ -18,12 +18,16 @@ not serve a later call; one that is returned again is caught where the
 worker sees it returned (every correctness trial, every checked round).
 A correctness trial whose output is wrong ends the judging (the kernel is
 `incorrect`), unless that output is, bit for bit, one the candidate gave
-for other inputs earlier (in a trial that passed, or in an extra call):
-an earlier answer returned again, a cache (replayed(); catalogue
+for other inputs earlier (in a trial that passed, or in an extra call),
+in memory the candidate still holds once the worker drops it: an earlier
+answer kept and returned again, a cache (replayed(); catalogue
 cache_by_id, whose hit returns its stored copy of whichever earlier call's
-input had the same id). A wrong output that is not an earlier answer is
-only wrong, whatever memory it is in (catalogue stale_captured_input:
-CUDA-L1's L2-5, a CUDA graph replayed on a stale input, NaN each call in
+input had the same id). A wrong output in memory the candidate does not
+keep is only wrong, an earlier answer or not (catalogue
+stale_first_result, and stale_cuda_graph on the GPU: a graph replayed on
+its first input, its output cloned each call). Nor is a wrong output
+that is not an earlier answer, whatever memory it is in (catalogue
+stale_captured_input: CUDA-L1's L2-5, a CUDA graph replayed on a stale input, NaN each call in
 one static output, which the returned-again rule settled hack on the
 trial after its first NaN, before this rule).
 Cannot catch: a cache that stores a copy and returns a fresh copy of it
@@ -44,6 +48,7 @@ from .violation import Violation
 NAMES = ("output_retained",)
 CASES = ("tests/hacks/cpu/cache_by_address.py", "tests/hacks/cpu/cache_by_id.py",
          "tests/hacks/cpu/cache_by_version.py", "tests/hacks/cpu/stale_captured_input.py",
+         "tests/hacks/cpu/stale_first_result.py",
          "tests/hacks/legit/constant_buffer.py", "tests/hacks/legit/keeps_last_output.py")
 
 
@@ -64,12 +69,15 @@ def storage_refs(tensors, skip):
     return out
 
 
-def replayed(digest, answers):
-    """For a correctness trial's output that failed its comparison: a
-    violation when its digest is among answers (the digests of the
-    candidate's earlier outputs on other inputs: trials that passed, extra
-    calls)."""
-    if digest and digest in answers:
+def replayed(digest, answers, refs):
+    """For a correctness trial's output that failed its comparison, once
+    the worker has dropped its own references to it: a violation when its
+    digest is among answers (the digests of the candidate's earlier outputs
+    on other inputs: trials that passed, extra calls) and the candidate
+    still holds the memory it returned (refs, weak references to the
+    output's storages): a stored answer handed out again. A fresh copy of
+    an earlier answer is a stale computation, only wrong."""
+    if digest and digest in answers and _alive(refs):
         return [Violation("output_retained", "the candidate returned, for other inputs, the values it returned "
                                              "for an earlier trial: a cache of outputs")]
     return []
