@@ -27,7 +27,7 @@
 # the build; STEPS (default 5) timed GRPO
 # steps; SKIP_TESTS=1, SKIP_BENCH=1, SKIP_DP=1, SKIP_PUBLISH=1 skip steps;
 # WAIT_FOR=FILE builds, then waits until FILE exists before using the GPU;
-# PUBLISH_REPEAT versions of the full weights in step 5 (3 at 0.5b, else 2).
+# PUBLISH_REPEAT versions of the full weights in step 5 (3 at 0.5b, else 1).
 # SHAPE (default 0.5b; 3b, 7b, 14b, 32b: make_policy_golden.py's BENCH_SHAPES)
 # is the bench model's shape; LORA_RANK (default 0) runs steps 3 and 5 with
 # LoRA adapters of that rank on every projection, the peer through PEFT (or
@@ -152,15 +152,15 @@ fi
 if [[ "${SKIP_PUBLISH:-0}" != 1 ]]; then
   echo "=== 5. publication to a rollout on the same node"
   # The adapters first (megabytes), then the full weights: every version of
-  # those is a whole checkpoint on disk (15 GB at 7B), so past 0.5B two
-  # versions, not three (a 64 GB disk filled at 7B's second version).
+  # those is a whole checkpoint on disk (15 GB at 7B), so past 0.5B one
+  # version, not three (a 64 GB disk filled at 7B's second version, twice).
   if [[ "${LORA_RANK:-0}" != 0 ]]; then
     rm -rf "$work/publish"
     CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench publish --model "$model" --work "$work/publish" --repeat 3 \
       --lora-rank "$LORA_RANK" | tee -a "$bench" || echo "FAILED: learner_bench publish --lora-rank"
   fi
   rm -rf "$work/publish"
-  repeat=${PUBLISH_REPEAT:-$([[ $shape == 0.5b ]] && echo 3 || echo 2)}
+  repeat=${PUBLISH_REPEAT:-$([[ $shape == 0.5b ]] && echo 3 || echo 1)}
   CUDA_VISIBLE_DEVICES=0 $build/bin/learner_bench publish --model "$model" --work "$work/publish" --repeat "$repeat" |
     tee -a "$bench" || echo "FAILED: learner_bench publish"
   rm -rf "$work/publish"

@@ -39,6 +39,7 @@ import fcntl
 import hashlib
 import inspect
 import os
+import re
 import shutil
 import time
 
@@ -144,7 +145,7 @@ class Builds:
                     # undefined symbol): it would fail the same way again,
                     # and a candidate that catches it and falls back must
                     # not pay a second build on its timed evaluation.
-                    text = ("%s: %s" % (type(e).__name__, e))[-4000:]
+                    text = kept_failure("%s: %s" % (type(e).__name__, e))
                     self.failed.append(text)
                     with open(failed, "w") as f:
                         f.write(text)
@@ -189,15 +190,50 @@ def set_aside_dead_build(where):
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def kept_failure(whole, limit=4000):
+    """What a failed build keeps of its message (the worker's info, the
+    cache's FAILED file): the last `limit` characters, with the compiler's
+    first error line in front when the notes after it pushed it out (a
+    candidate's undeclared `forward` brings a page of "did you mean" notes
+    from torch's headers).
+
+    >>> kept = kept_failure("main.cpp:4:50: error: 'forward' was not declared\\n" + "note: see here\\n" * 1000)
+    >>> kept.splitlines()[0], len(kept) < 4100
+    ("main.cpp:4:50: error: 'forward' was not declared", True)
+    """
+    text = whole[-limit:]
+    first = failure_line(whole)
+    return text if first in text else first + "\n" + text
+
+
+_DIAGNOSTIC = re.compile(r"(:\d+:(\d+:)?|\(\d+\):)\s*(fatal )?error\b", re.IGNORECASE)
+
+
 def failure_line(text):
-    """The line of a failed build that says why: the compiler's diagnostic
-    (`file.cu(12): error: ...`, `file.cpp:3:10: error: ...`, `fatal error`),
-    else what ninja's log ends with (a compiler killed, a linker's message),
-    never torch's "Error building extension" header nor the command lines
-    ("[1/3] nvcc ...", "FAILED: ..."), which name only what ran."""
+    """The line of a failed build that says why: the compiler's first
+    diagnostic (`file.cu(12): error: ...`, `file.cpp:3:10: error: ...`,
+    `fatal error`, in the candidate's files or in a header it broke), else
+    the first other line naming an error, else what ninja's log ends with (a
+    compiler killed, a linker's message), never torch's "Error building
+    extension" header nor the command lines ("[1/3] nvcc ...", "FAILED:
+    ..."), which name only what ran.
+
+    >>> failure_line("Error building extension 'x':\\n[1/3] c++ -c main.cpp\\nFAILED: main.o\\n"
+    ...              "/tmp/x/main.cpp:4:50: error: 'forward' was not declared in this scope\\n"
+    ...              "/opt/t/include/ATen/core/interned_strings.h:353:1: note: 'c10::attr::forward' declared here\\n"
+    ...              "ninja: build stopped: subcommand failed.")
+    "/tmp/x/main.cpp:4:50: error: 'forward' was not declared in this scope"
+    >>> failure_line("/usr/include/c++/12/bits/stl_vector.h:90:3: error: expected ';' before 'x'")
+    "/usr/include/c++/12/bits/stl_vector.h:90:3: error: expected ';' before 'x'"
+    >>> failure_line("[2/3] nvcc -c cuda.cu\\nptxas info    : Used 30 registers\\nptxas info    : Compile time = 98 ms")
+    'ptxas info    : Used 30 registers | ptxas info    : Compile time = 98 ms'
+    """
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     header = "Error building extension"
     commands = ("[", "FAILED:", "ninja: build stopped", "/usr/", "/opt/", "c++ ", "g++ ", "nvcc ")
+    for l in lines:
+        if _DIAGNOSTIC.search(l) and header not in l:
+            return l[:300]
     for l in lines:
         if "error" in l.lower() and ":" in l and header not in l and not l.startswith(commands):
             return l[:300]
