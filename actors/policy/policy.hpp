@@ -75,10 +75,10 @@ struct generation_options {
   // With cuda_graphs, on CUDA: the decode step's norms, RoPE, attention and
   // SwiGLU product as fused kernels (decode_kernels.hpp) where the build has
   // them; false keeps LibTorch's ops (the peer they are measured against).
-  // Default false: on an H100 (2026-12-05) they were 1.25x LibTorch's ops at
-  // the 0.5B shape and 0.85x at 7B batch 64, and their bf16 CUDA test
-  // failed (on a cache whose attended keys held 1e4, a case since mended in
-  // the test and not yet run again): on only once that test passes.
+  // Default false: on an H100 (2026-12-05) they were 1.13x to 1.35x
+  // LibTorch's ops at the 0.5B shape (batch 1, 8, 64) but 0.96x, 1.01x and
+  // 0.85x at 7B, where rollouts of many groups decode at batch 64. Their
+  // CUDA tests (fp32 and bf16, four attention shapes) pass.
   bool fused_kernels = false;
   // Continuous batching: at most `slots` prompts decode at once; when one
   // finishes (eos, stop string or length), the next waiting prompt is
