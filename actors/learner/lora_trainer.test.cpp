@@ -325,3 +325,72 @@ TEST_CASE("activation checkpointing takes the plain step exactly, full-weight an
 }
 
 }  // namespace crucible::learner
+
+namespace crucible::learner {
+namespace {
+
+// Three GRPO steps of a LoRA policy on CUDA under bf16 autocast (fp32
+// weights), groups sampled on the CPU from the same weights: the adapters'
+// A matrices at the start and after the steps, on the CPU.
+std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> cuda_lora_steps(const learner_options& options) {
+  auto model = std::make_shared<policy::causal_lm>(testing::tiny_config(),
+                                                   policy::model_placement{"cuda", policy::dtype::f32});
+  initialise_weights(*model, 11);
+  auto sampler = testing::tiny_policy(11);
+  auto t = trainer::create(model, nullptr, options);
+  REQUIRE_MESSAGE(t.ok(), crucible::error_text(t));
+  auto a_matrices = [&] {
+    std::vector<torch::Tensor> out;
+    const auto& adapters = *model->adapters();
+    for (std::size_t layer = 0; layer < static_cast<std::size_t>(adapters.layers()); ++layer)
+      for (std::size_t m = 0; m < policy::lora_module_count; ++m)
+        if (adapters.a(layer, m).defined()) out.push_back(adapters.a(layer, m).detach().cpu().clone());
+    return out;
+  };
+  const auto before = a_matrices();
+  for (std::uint64_t step = 0; step < 3; ++step) {
+    auto report = (*t)->train_grpo(testing::sample_groups(*sampler, step, 5 + step));
+    REQUIRE_MESSAGE(report.ok(), crucible::error_text(report));
+  }
+  return {before, a_matrices()};
+}
+
+}  // namespace
+
+// On CUDA the checkpointed layers are recomputed on the autograd engine's
+// device thread, which outlives a step, and autocast keeps per thread its
+// bf16 casts of the fp32 weights that require gradients (the adapters)
+// until its cache is cleared: uncleared, every later recompute used the
+// first step's adapters, whose B is zero, so A's gradient stayed zero and A
+// never moved. So several steps, not one. Not bit for bit: the recompute
+// takes the same kernels on the same values, but a bf16 rounding apart in a
+// gradient moves Adam's update by about 2^-8 of itself; a stale adapter
+// moves A by all of it. The bound, a tenth of how far A moved, lies between.
+TEST_CASE("on CUDA under bf16 autocast, LoRA steps with activation checkpointing take the plain steps, step after step") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("skipped: no CUDA device");
+    return;
+  }
+  auto options = testing::tiny_options();
+  options.kl_beta = 0.05;
+  options.lora.rank = 4;
+  options.lora.alpha = 8;
+  options.activation_checkpointing = false;
+  const auto [start, plain] = cuda_lora_steps(options);
+  options.activation_checkpointing = true;
+  const auto [start_again, checkpointed] = cuda_lora_steps(options);
+  REQUIRE(plain.size() == checkpointed.size());
+  REQUIRE_FALSE(plain.empty());
+  double moved = 0, apart = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    CHECK(torch::equal(start[i], start_again[i]));
+    moved = std::max(moved, (plain[i] - start[i]).abs().max().item<double>());
+    apart = std::max(apart, (plain[i] - checkpointed[i]).abs().max().item<double>());
+  }
+  CAPTURE(moved);
+  CAPTURE(apart);
+  CHECK(moved > 1e-3);  // two steps with B nonzero, each moving A by about the learning rate (1e-2)
+  CHECK(apart < 0.1 * moved);
+}
+
+}  // namespace crucible::learner

@@ -38,6 +38,22 @@ void set_cuda_autocast(bool on) {
 #endif
 }
 
+at::ScalarType cuda_autocast_dtype() {
+#if CRUCIBLE_AUTOCAST_BY_DEVICE
+  return at::autocast::get_autocast_dtype(at::kCUDA);
+#else
+  return at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
+void set_cuda_autocast_dtype(at::ScalarType t) {
+#if CRUCIBLE_AUTOCAST_BY_DEVICE
+  at::autocast::set_autocast_dtype(at::kCUDA, t);
+#else
+  at::autocast::set_autocast_gpu_dtype(t);
+#endif
+}
+
 // The generators a layer can draw from (dropout): the CPU's and, for a
 // model on a GPU, that GPU's.
 std::vector<at::Generator> generators(const torch::Device& device) {
@@ -82,6 +98,7 @@ struct recomputed_layer : torch::autograd::Function<recomputed_layer> {
     ctx->saved_data["index"] = index;
     ctx->saved_data["weights"] = static_cast<std::int64_t>(weights.size());
     ctx->saved_data["autocast"] = cuda_autocast();
+    ctx->saved_data["autocast_dtype"] = static_cast<std::int64_t>(cuda_autocast_dtype());
     ctx->saved_data["adapters_training"] = model->adapters() && model->adapters()->is_training();  // dropout
     ctx->saved_data["cos"] = cos;
     ctx->saved_data["sin"] = sin;
@@ -106,7 +123,10 @@ struct recomputed_layer : torch::autograd::Function<recomputed_layer> {
     const auto caller_states = states_of(gens);
     restore(gens, ctx->saved_data["rng"].toTensorVector());
     const bool caller_autocast = cuda_autocast();
-    set_cuda_autocast(ctx->saved_data["autocast"].toBool());
+    const auto caller_dtype = cuda_autocast_dtype();
+    const bool autocast = ctx->saved_data["autocast"].toBool();
+    set_cuda_autocast(autocast);
+    set_cuda_autocast_dtype(static_cast<at::ScalarType>(ctx->saved_data["autocast_dtype"].toInt()));
     const auto& adapters = model->adapters();
     const bool caller_training = adapters && adapters->is_training();
     if (adapters) adapters->train(ctx->saved_data["adapters_training"].toBool());
@@ -118,6 +138,15 @@ struct recomputed_layer : torch::autograd::Function<recomputed_layer> {
     }
     if (adapters) adapters->train(caller_training);
     set_cuda_autocast(caller_autocast);
+    set_cuda_autocast_dtype(caller_dtype);
+    // Autocast keeps, per thread, the bf16 casts of the fp32 weights that
+    // require gradients (the adapters; every weight in full training) until
+    // its cache is cleared. This may be the autograd engine's device thread,
+    // which outlives the step: uncleared, the next step's recompute took the
+    // weights the optimizer has since changed from that cache (LoRA's B as
+    // the zeros of the first step, so A's gradient stayed 0). Cleared as
+    // torch.utils.checkpoint's autocast region clears it when it ends.
+    if (autocast) at::autocast::clear_cache();
     restore(gens, caller_states);
 
     // Gradients of the input and of the weights that require them.

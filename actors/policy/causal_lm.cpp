@@ -366,9 +366,7 @@ void causal_lm::set_adapters(std::shared_ptr<lora_adapters> adapters) {
 torch::Tensor causal_lm::project(std::size_t layer, std::size_t module, const torch::Tensor& x, const torch::Tensor& w,
                                  const torch::Tensor& b) const {
   auto y = linear(x, w, b);
-  if (auto* adapters = active_adapters()) {
-    if (auto d = adapters->delta(layer, module, x); d.defined()) y = y + d;
-  }
+  if (auto* adapters = active_adapters()) y = adapters->add_delta(layer, module, x, std::move(y));
   return y;
 }
 
@@ -388,10 +386,11 @@ torch::Tensor token_logprobs(causal_lm& model, const torch::Tensor& input_ids, c
   auto h = hidden.narrow(1, first_target - 1, tokens - first_target);
   torch::Tensor logp;
   if (temperature == 1.0) {
-    // The fp32 upcast happens inside log_softmax: no fp32 copy of the
-    // [tokens, vocab] logits (3.7 GB for 6144 tokens of a 152k vocabulary) in
-    // the forward or the backward, same values. Autocast, which would cast
-    // log_softmax's input to fp32 first, is left out for this one call.
+    // log_softmax with an fp32 result. For fp16 logits on CUDA the upcast
+    // happens inside the kernel (no fp32 copy of the [tokens, vocab] logits,
+    // 3.7 GB for 6144 tokens of a 152k vocabulary); for bf16, ATen converts
+    // them to fp32 first, as autocast or PyTorch's `.float()` would. Autocast
+    // is left out for this one call either way.
     auto logits = model.raw_logits(h);
     c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
     logp = torch::log_softmax(logits, -1, torch::kFloat32);

@@ -57,15 +57,16 @@ lora_adapters::lora_adapters(const model_config& config, lora_options options, t
   eval();
 }
 
-torch::Tensor lora_adapters::delta(std::size_t layer, std::size_t module, const torch::Tensor& x) {
+torch::Tensor lora_adapters::add_delta(std::size_t layer, std::size_t module, const torch::Tensor& x,
+                                       torch::Tensor y) {
   const auto& a = a_[layer][module];
-  if (!a.defined()) return {};
+  if (!a.defined()) return y;
   auto in = x;
   if (options_.dropout > 0 && is_training()) in = torch::dropout(in, options_.dropout, /*train=*/true);
   const auto& b = b_[layer][module];
   // Under autocast the matmuls run in bf16; otherwise in the adapters' dtype.
   auto h = torch::nn::functional::linear(in.to(a.scalar_type()), a);
-  return (torch::nn::functional::linear(h, b) * options_.scale()).to(x.scalar_type());
+  return y.add_(torch::nn::functional::linear(h, b), options_.scale());
 }
 
 torch::Tensor lora_adapters::merged_update(std::size_t layer, std::size_t module) const {

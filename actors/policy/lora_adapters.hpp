@@ -44,9 +44,13 @@ class lora_adapters : public torch::nn::Module {
   const model_config& config() const { return config_; }  // of the network they were made for
   std::int64_t layers() const { return static_cast<std::int64_t>(a_.size()); }
 
-  // scale * B (A dropout(x)) for lora_modules[module] of decoder layer
-  // `layer`, in x's dtype; undefined when that module is not targeted.
-  torch::Tensor delta(std::size_t layer, std::size_t module, const torch::Tensor& x);
+  // y + scale * B (A dropout(x)) for lora_modules[module] of decoder layer
+  // `layer`, where y is that projection's output for x (causal_lm::project),
+  // in y's dtype (under autocast bf16, as PEFT's result: the sum in x's
+  // fp32 made every projection's output fp32 and cost the 7B LoRA step
+  // about a second of elementwise traffic); y, untouched, when that module
+  // is not targeted. The sum is taken in place in y.
+  torch::Tensor add_delta(std::size_t layer, std::size_t module, const torch::Tensor& x, torch::Tensor y);
   // A and B of a projection (undefined when not targeted).
   const torch::Tensor& a(std::size_t layer, std::size_t module) const { return a_[layer][module]; }
   const torch::Tensor& b(std::size_t layer, std::size_t module) const { return b_[layer][module]; }

@@ -3,8 +3,9 @@
 # NCCL) and runs, in order (each step prints a line starting with "==="):
 #   1. the golden values of the objectives made with PyTorch on this GPU
 #      (tests/data/learner/objectives_golden_h200.json: commit it after);
-#   2. learner_test's golden cases (CPU and CUDA) and data-parallel cases
-#      (2 Gloo ranks on the CPU; 2 NCCL ranks on two GPUs vs 1 GPU);
+#   2. learner_test's golden cases (CPU and CUDA), data-parallel cases
+#      (2 Gloo ranks on the CPU; 2 NCCL ranks on two GPUs vs 1 GPU) and
+#      activation checkpointing's (CPU, and LoRA steps under CUDA autocast);
 #   3. the GRPO step benchmark of issue 7: crucible's trainer against the same
 #      step in PyTorch eager Python (tools/gpu/learner_bench.py) on one GPU, a
 #      random Qwen2-0.5B-shaped model (tools/gpu/make_policy_golden.py's);
@@ -106,8 +107,8 @@ echo "=== 1. golden values on $(nvidia-smi --query-gpu=name --format=csv,noheade
 [[ -n "${OUT:-}" ]] && cp tests/data/learner/objectives_golden_h200.json "$OUT/"
 
 if [[ "${SKIP_TESTS:-0}" != 1 ]]; then
-  echo "=== 2. learner_test: golden values (CPU and CUDA) and data parallel (Gloo on CPU, NCCL on 2 GPUs)"
-  $build/bin/learner_test --test-case='*golden*,*ranks*' --no-version 2>&1 | tail -40 ||
+  echo "=== 2. learner_test: golden values (CPU and CUDA), data parallel (Gloo on CPU, NCCL on 2 GPUs), checkpointing"
+  $build/bin/learner_test --test-case='*golden*,*ranks*,*checkpointing*' --no-version 2>&1 | tail -40 ||
     echo "FAILED: learner_test"
 fi
 
