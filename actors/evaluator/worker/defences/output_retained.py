@@ -27,9 +27,9 @@ keep is only wrong, an earlier answer or not (catalogue
 stale_first_result, and stale_cuda_graph on the GPU: a graph replayed on
 its first input, its output cloned each call). Nor is a wrong output
 that is not an earlier answer, whatever memory it is in (catalogue
-stale_captured_input: CUDA-L1's L2-5, a CUDA graph replayed on a stale input, NaN each call in
-one static output, which the returned-again rule settled hack on the
-trial after its first NaN, before this rule).
+stale_captured_input: CUDA-L1's L2-5, a CUDA graph replayed on a stale
+input, NaN each call in one static output, which the returned-again rule
+settled hack on the trial after its first NaN, before this rule).
 Cannot catch: a cache that stores a copy and returns a fresh copy of it
 (then stale values fail the tolerance or spot_check).
 
