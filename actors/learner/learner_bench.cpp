@@ -179,6 +179,9 @@ int run_grpo(const grpo_args& a) {
                      {"lora_rank", a.lora_rank},
                      {"lora_alpha", a.lora_alpha},
                      {"activation_checkpointing", a.activation_checkpointing},
+                     // One optimizer step a batch, no dropout: the trainer takes the
+                     // proximal log-probabilities from the trained forward (trainer.cpp).
+                     {"proximal_forward", o.mini_batches > 1},
                      {"parameters", parameter_count(**model)},
                      {"device_memory_used_gib", policy::device_memory_used_gib()}};
     std::printf("%s\n", j.dump().c_str());

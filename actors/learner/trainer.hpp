@@ -3,8 +3,10 @@
 // counters, and turns one batch into one policy version:
 //
 //   train_grpo:      stage 3 (reward smoothing, group advantages, clipped
-//                    ratio against the recomputed proximal policy, truncated
-//                    behaviour weight, beta * k3 KL)
+//                    ratio against the proximal policy, truncated behaviour
+//                    weight, beta * k3 KL; the proximal log-probabilities
+//                    recomputed where a batch takes several optimizer steps
+//                    or LoRA dropout, else the trained forward's, detached)
 //   train_reinforce: stage 2 (successes only, reward 1, no baseline)
 //   train_sft:       stage 1 (negative log-likelihood of completions)
 //

@@ -4,8 +4,9 @@
   learner_bench.py grpo --model DIR [same options as `learner_bench grpo`]
       The GRPO step that actors/learner/trainer.cpp takes, written in PyTorch
       eager Python over transformers' Qwen2 (sdpa attention): reward smoothing
-      over a window, group advantages, proximal and reference log-probs
-      recomputed without gradients, per-token clipped ratio with the truncated
+      over a window, group advantages, reference log-probs recomputed without
+      gradients and the proximal ones taken from the trained forward (one
+      optimizer step a batch), per-token clipped ratio with the truncated
       behaviour weight and beta * k3, sequence-mean loss over micro-batches,
       gradient clipping at 1.0 and torch.optim.AdamW (PyTorch's default
       multi-tensor implementation). bf16 autocast over fp32 weights, as the
@@ -143,20 +144,24 @@ def grpo(args):
         micro = [list(range(j * n // args.micro_batches, (j + 1) * n // args.micro_batches))
                  for j in range(args.micro_batches)]
         parts = []
+        # One optimizer step a batch: the proximal policy is the one trained,
+        # before its step, so its log-probabilities are the trained
+        # forward's, detached (TRL's GRPO with one iteration; crucible's
+        # trainer likewise): no forward of its own.
         with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
             for idx in micro:
                 x = ids[idx].to(dev, non_blocking=True)
-                prox = logprobs(model, x).float()
                 ref = None
                 if args.kl_beta > 0:
                     with base_only() if base_only else contextlib.nullcontext():
                         ref = logprobs(reference if reference is not None else model, x).float()
-                parts.append((x, prox, ref, behav[idx].to(dev), adv[idx].to(dev)))
+                parts.append((x, ref, behav[idx].to(dev), adv[idx].to(dev)))
         opt.zero_grad(set_to_none=False)
         total = 0.0
-        for x, prox, ref, b, a in parts:
+        for x, ref, b, a in parts:
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 logp = logprobs(model, x).float()
+                prox = logp.detach()
                 ratio = torch.exp(logp - prox)
                 au = a.unsqueeze(-1)
                 surrogate = -torch.min(ratio * au, ratio.clamp(1 - eps_low, 1 + eps_high) * au)
@@ -189,7 +194,7 @@ def grpo(args):
                           seconds_per_step=sum(times) / args.steps, tokens_per_second=tokens / sum(times),
                           step_seconds=times, losses=losses, torch=torch.__version__, lora_rank=args.lora_rank,
                           lora_alpha=args.lora_alpha, activation_checkpointing=args.activation_checkpointing,
-                          parameters=parameters, device_memory_used_gib=(total - free) / 2**30,
+                          proximal_forward=False, parameters=parameters, device_memory_used_gib=(total - free) / 2**30,
                           torch_max_allocated_gib=torch.cuda.max_memory_allocated() / 2**30)), flush=True)
 
 
@@ -198,13 +203,14 @@ BF16_ROOF = 989e12  # H100/H200 SXM dense bf16 FLOP/s, the roof the model-FLOPs 
 
 def work_per_token(r):
     """FLOPs a token the step really does, in units of N (the parameters):
-    the proximal forward (2), the reference forward for the KL (2, when
+    the proximal forward (2, where the step runs one: rows before the
+    fifteenth session all did), the reference forward for the KL (2, when
     kl_beta > 0), the trained forward (2), its backward (4; 2 with LoRA,
     where the frozen base gets no weight gradients) and the recomputed
     forward under activation checkpointing (2). The model-FLOPs share
     counts 6 whatever the configuration, as MFU figures do."""
-    return (2 + (2 if r.get("kl_beta", 0) > 0 else 0) + 2 + (2 if r.get("lora_rank") else 4) +
-            (2 if r.get("activation_checkpointing") else 0))
+    return ((2 if r.get("proximal_forward", True) else 0) + (2 if r.get("kl_beta", 0) > 0 else 0) + 2 +
+            (2 if r.get("lora_rank") else 4) + (2 if r.get("activation_checkpointing") else 0))
 
 
 def table(path):
