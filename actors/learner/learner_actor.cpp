@@ -169,7 +169,8 @@ learner_actor::behavior_type learner_behavior(learner_pointer self, std::shared_
         // Delivered again after a restart: trained already, into a checkpointed version.
         if (auto v = e.train->gate().trained_in(group.group_id)) return learner_reply{true, trained_text(*v), {}};
         if (auto s = e.train->gate().admit(group, e.train->version()); !s)
-          return learner_reply{false, s.error().text(), {}};
+          return learner_reply{false, s.error().code == errc::unavailable ? stale_refusal(s.error().text())
+                                                                          : s.error().text(), {}};
         e.train->gate().arrived(group.rollout, group.number);
         auto promise = self->make_response_promise<learner_reply>();
         self->state.pending.emplace_back(group, promise);

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "actors/learner/learner_actor.hpp"
+#include "actors/learner/learner_wire.hpp"
 #include "actors/policy/test_support.hpp"
 
 namespace crucible::learner {
@@ -90,10 +91,12 @@ TEST_CASE("the learner actor trains per batch, publishes each version in chunks,
   // An older version's chunks are gone.
   CHECK_FALSE(ask<learner_reply>(self, *actor, chunk_atom::value, std::uint64_t{0}, std::uint32_t{0}).ok);
 
-  // A group of version 0 is two versions behind: refused at once, saying why.
+  // A group of version 0 is two versions behind: refused at once, saying
+  // why, as a stale refusal (the rollout samples it again).
   auto stale = ask<learner_reply>(self, *actor, group_atom::value, testing::sample_groups(*initial, 0, 9, 1, 2, 4)[0]);
   CHECK_FALSE(stale.ok);
   CHECK(stale.text.find("max_staleness 1") != std::string::npos);
+  CHECK(is_stale_refusal(stale.text));
 
   // Rollouts at version 2 may hold (2 + 1 + 1) * 2 = 8 groups in all; 4 are
   // trained, so 4 rollouts may start one each, and one asking twice for the
@@ -122,6 +125,7 @@ TEST_CASE("a checkpoint that cannot be written does not fail the training step: 
   learner_options o = testing::tiny_options();
   o.policy = (dir / "policy").string();
   o.groups_per_batch = 1;
+  o.metrics_file = (dir / "metrics.jsonl").string();
   o.checkpoint_dir = (dir / "not-a-folder").string();  // a file: no checkpoint can go there
   o.checkpoint_every = 1;
   policy::testing::write_file(o.checkpoint_dir, "x");

@@ -298,6 +298,13 @@ TEST_CASE("the learner's answer to a trained group reads back as its version, an
     CHECK_FALSE(trained_version(other));
 }
 
+TEST_CASE("a stale refusal reads as one, and neither a trained answer nor another failure does") {
+  CHECK(stale_refusal("group r/g1-v0 has tokens of version 0") == "stale: group r/g1-v0 has tokens of version 0");
+  CHECK(is_stale_refusal(stale_refusal("")));
+  for (const char* other : {"", "stale", "trained in version 3", "invalid_argument: group r/g1-v9 claims policy version 9"})
+    CHECK_FALSE(is_stale_refusal(other));
+}
+
 TEST_CASE("a RolloutGroup whose per-token versions sit off their 8-byte boundary is refused as corrupt, not read") {
   // Found by fuzz/envelope.fuzz.cpp: the FlatBuffers verifier checks only a
   // vector's length for alignment, and reading the uint64s was undefined.

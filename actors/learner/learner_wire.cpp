@@ -63,7 +63,11 @@ flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilde
 
 namespace {
 constexpr std::string_view trained_prefix = "trained in version ";
+constexpr std::string_view stale_prefix = "stale: ";
 }  // namespace
+
+std::string stale_refusal(std::string_view reason) { return std::string(stale_prefix) + std::string(reason); }
+bool is_stale_refusal(std::string_view text) { return text.substr(0, stale_prefix.size()) == stale_prefix; }
 
 std::string trained_text(std::uint64_t version) { return std::string(trained_prefix) + std::to_string(version); }
 

@@ -33,6 +33,13 @@ flatbuffers::Offset<msg::RolloutGroup> build_group(flatbuffers::FlatBufferBuilde
 std::string trained_text(std::uint64_t version);
 std::optional<std::uint64_t> trained_version(std::string_view text);
 
+// The learner's refusal of a learner.group job whose group is too stale to
+// train (staleness_gate::admit): "stale: REASON". The rollout samples that
+// group again with newer weights (is_stale_refusal tells it from other
+// failures, which drop the group).
+std::string stale_refusal(std::string_view reason);
+bool is_stale_refusal(std::string_view text);
+
 // A rollout's learner.start: may it start its group `number` with the
 // weights of `version`? Text "VERSION NUMBER ROLLOUT" (the name last: it
 // may hold spaces). start_text writes it; start_from reads it back,

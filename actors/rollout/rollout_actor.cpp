@@ -16,6 +16,7 @@
 #include "actors/policy/lora.hpp"
 #include "actors/rollout/extract.hpp"
 #include "actors/rollout/rollout_metrics.hpp"
+#include "actors/rollout/rollout_progress.hpp"
 #include "actors/rollout/rollout_wire.hpp"
 #include "actors/rollout/task_schedule.hpp"
 #include "actors/rollout/weights_folder.hpp"
@@ -82,6 +83,10 @@ struct rollout_state {
   node::hub_client client;
   std::string self_name;
   std::uint64_t next_group = 0, first_group = 0;
+  // Groups the learner refused as too stale, to be sampled again before
+  // next_group, and how many times each was (rollout_progress).
+  std::set<std::uint64_t> redo;
+  std::map<std::uint64_t, std::uint32_t> resamples;
   std::optional<group_run> group;
   // Groups sampled with an earlier one, by number, at this version: begun
   // in their turn without a generation of their own; new weights drop them.
@@ -112,33 +117,25 @@ using rollout_actor_t = caf::stateful_actor<rollout_state>;
 std::string counters_text(const rollout_state& st) {
   const auto& n = st.n;
   return fmt::format("rollout {} at version {} (learner {}): {} groups sent ({} samples), {} without code, {} "
-                     "unsettled at the deadline, {} weight switches, {} staleness waits, {} groups at the learner",
+                     "unsettled at the deadline, {} weight switches, {} staleness waits, {} groups sampled again "
+                     "after a stale refusal, {} groups at the learner",
                      st.self_name, st.version, st.latest_published, n.groups_sent, n.samples_sent, n.no_code, n.unsettled,
-                     n.weight_switches, n.staleness_waits, st.at_learner.size());
+                     n.weight_switches, n.staleness_waits, n.resampled, st.at_learner.size());
 }
 
-void write_state(const rollout_state& st, std::uint64_t next) {
+// The group sampled next: a refused one first, else the next new one.
+std::uint64_t next_number(const rollout_state& st) {
+  return st.redo.empty() ? st.next_group : *st.redo.begin();
+}
+
+// Writes where a restart resumes: the oldest group the learner does not
+// have yet (the current one, one at the learner, one to sample again).
+void save_progress(const rollout_state& st) {
   if (st.options.state_file.empty()) return;
-  std::string tmp = st.options.state_file + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << next << "\n";
-    if (!out) {
-      spdlog::error("rollout {}: cannot write state file {}", st.self_name, tmp);
-      return;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, st.options.state_file, ec);
-  if (ec) spdlog::error("rollout {}: cannot rename {} to {}: {}", st.self_name, tmp, st.options.state_file, ec.message());
-}
-
-std::uint64_t read_state(const std::string& file) {
-  if (file.empty()) return 0;
-  std::ifstream in(file);
-  std::uint64_t next = 0;
-  if (in >> next) return next;
-  return 0;
+  rollout_progress p{st.group ? std::min(st.group->number, next_number(st)) : next_number(st), st.resamples};
+  for (const auto& [id, pending] : st.at_learner) p.next = std::min(p.next, pending.number);
+  if (auto saved = write_progress(st.options.state_file, p); !saved)
+    spdlog::error("rollout {}: {}", st.self_name, saved.error().text());
 }
 
 // Submits a job unless a previous incarnation already has its result, which
@@ -270,7 +267,7 @@ void start_group(rollout_actor_t* self) {
   auto& st = self->state;
   if (st.group || st.asking) return;
   const auto& o = st.options;
-  if (o.groups > 0 && st.next_group - st.first_group >= o.groups) {
+  if (o.groups > 0 && st.next_group - st.first_group >= o.groups && st.redo.empty()) {
     if (st.at_learner.empty()) {
       spdlog::info("{}", counters_text(st));
       self->quit();
@@ -308,7 +305,7 @@ void ask_start(rollout_actor_t* self) {
   // The group's number keys the learner's place for it: a restart that asks
   // again for the same group takes the same place (admission.hpp).
   submit(self, request_id(st, "start"), "learner.start",
-         text_bytes(learner::start_text({st.version, st.next_group, st.self_name})), start_atom::value);
+         text_bytes(learner::start_text({st.version, next_number(st), st.self_name})), start_atom::value);
 }
 
 void ask_latest(rollout_actor_t* self) {
@@ -334,7 +331,10 @@ void begin_group(rollout_actor_t* self) {
   auto& st = self->state;
   const auto& o = st.options;
   group_run g;
-  g.number = st.next_group;
+  // A group sampled again is sampled alone; the groups sampled ahead wait.
+  const bool again = !st.redo.empty();
+  g.number = next_number(st);
+  st.redo.erase(g.number);
   g.task = &st.schedule->pick(g.number);
   g.id = group_id(st, g.number);
   st.group = std::move(g);
@@ -345,9 +345,9 @@ void begin_group(rollout_actor_t* self) {
     st.ahead.erase(it);
     return submit_samples(self, std::move(gens));
   }
-  drop_ahead(st);
+  if (!again) drop_ahead(st);
   // The groups sampled in the same call: the next numbers, within [rollout] groups.
-  for (std::uint64_t number = st.group->number + 1; number < st.group->number + o.batch_groups; ++number) {
+  for (std::uint64_t number = st.group->number + 1; !again && number < st.group->number + o.batch_groups; ++number) {
     if (o.groups > 0 && number - st.first_group >= o.groups) break;
     batched_group b;
     b.number = number;
@@ -487,19 +487,20 @@ void finish_group(rollout_actor_t* self) {
     if (g.settled[i]) done.push_back(std::move(g.samples[i]));
     else ++st.n.unsettled;
   }
-  st.next_group = g.number + 1;
+  st.next_group = std::max(st.next_group, g.number + 1);
   if (st.metrics) st.metrics->record_group(!done.empty());
   if (done.empty()) {
     spdlog::warn("rollout {}: group {} has no settled sample by its deadline: not sent", st.self_name, g.id);
+    save_progress(st);
     acknowledge(st, g.job_ids);
-    write_state(st, st.next_group);
   } else {
     // The learner job is named by the group's number, not by the version
     // that sampled it: a restarted rollout that samples group N again with
     // newer weights (its state file says N until the learner answers)
     // resubmits the same job, which the hub answers once, so the learner
-    // trains group N once (the chaos test trained such groups twice).
-    std::string job = fmt::format("group/{}/g{}", st.self_name, g.number);
+    // trains group N once (the chaos test trained such groups twice). A
+    // group sampled again after a stale refusal has a job of its own.
+    std::string job = learner_job_id(st.self_name, g.number, st.resamples[g.number]);
     st.n.samples_sent += done.size();
     ++st.n.groups_sent;
     auto payload = group_envelope(g.id, g.number, g.task->id, st.self_name, st.version, done, st.self_name);
@@ -637,17 +638,26 @@ caf::behavior rollout_fn(rollout_actor_t* self, std::shared_ptr<rollout_state> i
         auto& st = self->state;
         auto it = st.at_learner.find(r.id);
         if (it == st.at_learner.end()) return;
-        if (r.status != msg::JobStatus::Ok) spdlog::warn("rollout {}: the learner refused {}: {}", st.self_name, r.id, r.error);
+        const bool stale = r.status != msg::JobStatus::Ok && learner::is_stale_refusal(r.error);
+        if (stale) {
+          // Sampled again with newer weights under a new job (the refused
+          // one is answered); the state file says so before the answer is
+          // acknowledged, so a restart samples it again under the same job.
+          spdlog::info("rollout {}: {}: sampling the group again with newer weights", st.self_name, r.error);
+          st.redo.insert(it->second.number);
+          ++st.resamples[it->second.number];
+          ++st.n.resampled;
+        } else if (r.status != msg::JobStatus::Ok) {
+          spdlog::warn("rollout {}: the learner refused {}: {}", st.self_name, r.id, r.error);
+        }
         if (st.metrics)
           st.metrics->record_answer(it->second.version, r.status == msg::JobStatus::Ok,
                                     learner::trained_version({reinterpret_cast<const char*>(r.payload.data()), r.payload.size()}));
-        acknowledge(st, it->second.job_ids);
-        st.client.acknowledge(r.id);
+        auto job_ids = std::move(it->second.job_ids);
         st.at_learner.erase(it);
-        // A restart resumes at the oldest group the learner does not have yet.
-        std::uint64_t next = st.group ? st.group->number : st.next_group;
-        for (const auto& [id, pending] : st.at_learner) next = std::min(next, pending.number);
-        write_state(st, next);
+        save_progress(st);
+        acknowledge(st, job_ids);
+        st.client.acknowledge(r.id);
         self->send(self, next_atom::value);
       },
       [=](early_atom, job_result& r) {
@@ -722,7 +732,11 @@ result<caf::actor> spawn_rollout(caf::actor_system& sys, const rollout_options& 
     if (!options.chat_template) st->chat.chat.reset();
   }
   spdlog::info("rollout {}: {}", st->self_name, policy::describe(st->chat));
-  st->next_group = st->first_group = read_state(options.state_file);
+  auto progress = options.state_file.empty() ? result<rollout_progress>(rollout_progress{})
+                                              : read_progress(options.state_file);
+  if (!progress) return progress.error();
+  st->next_group = st->first_group = progress->next;
+  st->resamples = std::move(progress->resamples);
 
   // The client exists before the actor: what it hears before then waits.
   auto target = std::make_shared<node::pending_target>();

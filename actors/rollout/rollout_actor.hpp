@@ -41,6 +41,7 @@ namespace crucible::rollout {
 struct rollout_counters {
   std::uint64_t groups_sent = 0, samples_sent = 0, no_code = 0, unsettled = 0, weight_switches = 0;
   std::uint64_t staleness_waits = 0;
+  std::uint64_t resampled = 0;  // groups sampled again after the learner refused them as too stale
 };
 
 // Starts a rollout that joins the hub over `transport` as `peer.name`

@@ -6,7 +6,8 @@
 // prompt shows the first group's success as a previous code, and each
 // RolloutGroup that reaches the learner's job kind carries the sampled
 // tokens with log-probs the policy reproduces. Then groups sampled together
-// ([rollout] batch_groups, slots) against groups sampled one by one.
+// ([rollout] batch_groups, slots) against groups sampled one by one, and a
+// group the learner refuses as too stale, sampled again.
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -74,7 +75,9 @@ policy::tokenizer test_tokenizer() {
 // token's embedding (attention and MLP outputs are zero) and every
 // embedding is e0: the next token is 256 or 257 with probability about 0.48
 // each, any other with about 0.0002. Generation still runs the whole network.
-std::shared_ptr<policy::causal_lm> test_network() {
+// Without code, 256 is as unlikely as the rest: completions without code,
+// which the referee settles NoCode at once, with no evaluator.
+std::shared_ptr<policy::causal_lm> test_network(bool with_code = true) {
   auto c = learner::testing::tiny_config();
   c.vocab_size = 258;
   c.max_position_embeddings = 8192;
@@ -87,7 +90,7 @@ std::shared_ptr<policy::causal_lm> test_network() {
     if (p.key().ends_with("norm.weight")) t.fill_(1.0);
     if (p.key() == "model.embed_tokens.weight") t.select(1, 0).fill_(1.0);
     if (p.key() == "lm_head.weight") {
-      t[code_token][0] = 1.0;
+      if (with_code) t[code_token][0] = 1.0;
       t[prose_token][0] = 1.0;
     }
   }
@@ -95,21 +98,27 @@ std::shared_ptr<policy::causal_lm> test_network() {
 }
 
 // The learner's side of the protocol (the job kinds of actors/learner's
-// role): every RolloutGroup is kept; start always says go; latest is
-// version 0 until the first group arrives, then version 1 (the same
-// weights), served as chunks of chunk_bytes.
+// role): every RolloutGroup is kept, except the first stale_refusals, which
+// are refused as the learner refuses a group too stale to train; start
+// always says go; latest is version 0 until the first group arrives, then
+// version 1 (the same weights), served as chunks of chunk_bytes.
 struct learner_stand_in final : node::job_handler {
   static constexpr std::uint64_t chunk_bytes = 64 << 10;
   std::vector<std::uint8_t> weights;  // a safetensors file
+  int stale_refusals = 0;
   std::mutex mu;
-  std::vector<bus::bytes> groups;  // GUARDED_BY(mu)
-  int starts = 0, chunks = 0;      // GUARDED_BY(mu)
+  std::vector<bus::bytes> groups;       // GUARDED_BY(mu)
+  std::vector<std::string> group_jobs;  // GUARDED_BY(mu): every learner.group job's id, refused ones too
+  int starts = 0, chunks = 0;           // GUARDED_BY(mu)
 
   void run(const bus::worker_session::job_request& job, done_fn done) override {
     std::lock_guard lock(mu);
-    std::uint64_t version = groups.empty() ? 0 : 1;
+    std::uint64_t version = group_jobs.empty() ? 0 : 1;
     messages::envelope_writer w;
     if (job.kind == "learner.group") {
+      group_jobs.push_back(job.id);
+      if (stale_refusals > 0 && stale_refusals--)
+        return done(msg::JobStatus::Failed, {}, learner::stale_refusal("too old for the stand-in"));
       groups.push_back(job.payload);
       return done(msg::JobStatus::Ok, {}, {});
     }
@@ -164,6 +173,38 @@ struct test_hub {
   child process;
 };
 
+// Saves `network` as DIR/published (the folder a rollout loads, tokenizer
+// too) and gives its safetensors bytes to the stand-in to serve.
+void publish_weights(learner_stand_in& learner, policy::causal_lm& network, const std::string& dir) {
+  auto saved = std::filesystem::path(dir) / "published";
+  REQUIRE(policy::save_causal_lm(network, saved).ok());
+  std::ofstream(saved / "tokenizer.json") << test_tokenizer_json();
+  auto bytes = read_text((saved / "model.safetensors").string());
+  learner.weights.assign(bytes.begin(), bytes.end());
+}
+
+// A worker named "learner" serving `kinds` with the stand-in.
+caf::actor serve_learner(caf::actor_system& sys, const std::string& address, std::shared_ptr<learner_stand_in> learner,
+                         std::vector<std::string> kinds = {"learner.group", "learner.start", "learner.latest",
+                                                           "learner.chunk"}) {
+  auto lp = fast_peer("learner");
+  lp.role = msg::Role::Learner;
+  lp.job_kinds = std::move(kinds);
+  lp.slots = 8;
+  auto lt = bus::connect_peer_transport(address, "learner");
+  REQUIRE(lt.ok());
+  return node::spawn_worker(sys, lp, std::move(learner), std::shared_ptr<bus::transport>(std::move(*lt)));
+}
+
+// Whether `rollout` stops by itself (exit reason normal) within `wait`.
+bool stops_normally(caf::actor_system& sys, const caf::actor& rollout, std::chrono::seconds wait) {
+  caf::scoped_actor self{sys};
+  self->monitor(rollout);
+  bool down = false;
+  self->receive([&](caf::down_msg& d) { down = d.reason == caf::exit_reason::normal; }, caf::after(wait) >> [] {});
+  return down;
+}
+
 }  // namespace
 
 TEST_CASE("a rollout's groups settle through a real referee and evaluator and reach the learner's job kind") {
@@ -185,21 +226,9 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   auto network = test_network();
   auto tok = test_tokenizer();
   auto learner = std::make_shared<learner_stand_in>();
-  {
-    auto saved = std::filesystem::path(dir) / "published";
-    REQUIRE(policy::save_causal_lm(*network, saved).ok());
-    std::ofstream(saved / "tokenizer.json") << test_tokenizer_json();
-    auto bytes = read_text((saved / "model.safetensors").string());
-    learner->weights.assign(bytes.begin(), bytes.end());
-    REQUIRE(learner->weights.size() > 2 * learner_stand_in::chunk_bytes);
-  }
-  auto lp = fast_peer("learner");
-  lp.role = msg::Role::Learner;
-  lp.job_kinds = {"learner.group", "learner.start", "learner.latest", "learner.chunk"};
-  lp.slots = 8;
-  auto lt = bus::connect_peer_transport(address, "learner");
-  REQUIRE(lt.ok());
-  auto learner_worker = node::spawn_worker(sys, lp, learner, std::shared_ptr<bus::transport>(std::move(*lt)));
+  publish_weights(*learner, *network, dir);
+  REQUIRE(learner->weights.size() > 2 * learner_stand_in::chunk_bytes);
+  auto learner_worker = serve_learner(sys, address, learner);
 
   rollout::rollout_options o;
   o.model = dir + "/published";  // config.json for the folder of received weights
@@ -221,15 +250,9 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   REQUIRE_MESSAGE(rollout.ok(), (rollout.ok() ? std::string() : rollout.error().text()));
 
   // The rollout stops by itself after its two groups are with the learner.
-  {
-    caf::scoped_actor self{sys};
-    self->monitor(*rollout);
-    bool down = false;
-    self->receive([&](caf::down_msg& d) { down = d.reason == caf::exit_reason::normal; },
-                  caf::after(std::chrono::seconds(300)) >> [] {});
-    CHECK_MESSAGE(down, "the rollout did not finish its two groups; hub log:\n" << read_text(dir + "/hub.log"));
-    anon_send_exit(learner_worker, caf::exit_reason::user_shutdown);
-  }
+  CHECK_MESSAGE(stops_normally(sys, *rollout, 300s),
+                "the rollout did not finish its two groups; hub log:\n" << read_text(dir + "/hub.log"));
+  anon_send_exit(learner_worker, caf::exit_reason::user_shutdown);
   CHECK(read_text(o.state_file) == "2\n");
 
   std::vector<bus::bytes> got;
@@ -298,6 +321,82 @@ TEST_CASE("a rollout's groups settle through a real referee and evaluator and re
   CHECK(count_text(dir + "/ev.log", "ok reward=") == static_cast<int>(codes.size()));
 }
 
+// A group the learner refuses as too stale is sampled again with the newer
+// weights under a job of its own ("/r1"), and the state file keeps the
+// count until the learner has the group, so that a restarted rollout sends
+// it under that same job (the hub answers each job once). Before, the
+// rollout dropped a refused group: the chaos test's last batch then waited
+// for ever for a group that never came (seed 2306190446).
+TEST_CASE("a group the learner refuses as stale is sampled again, under its own job, also after a restart") {
+  test_hub hub("rollout-stale");
+  const std::string &dir = hub.dir, &address = hub.address;
+  caf::actor_system_config cfg;
+  node::configure(cfg, 2);
+  caf::actor_system sys{cfg};
+  auto network = test_network(false);
+  auto tok = test_tokenizer();
+  auto learner = std::make_shared<learner_stand_in>();
+  learner->stale_refusals = 1;
+  publish_weights(*learner, *network, dir);
+  auto learner_worker = serve_learner(sys, address, learner);
+
+  rollout::rollout_options o;
+  o.model = dir + "/published";
+  o.tasks_dir = tasks;
+  o.tasks = {"cpu/gelu_tanh"};
+  o.platform = "CPU";
+  o.group_size = 2;
+  o.max_new_tokens = 2;
+  o.exemplars = 0;
+  o.settle_deadline = 240000ms;
+  o.state_file = dir + "/rollout.state";
+  o.weights_dir = dir + "/weights";
+  auto run = [&](std::uint64_t groups) {
+    o.groups = groups;
+    auto rt = bus::connect_peer_transport(address, "ro");
+    REQUIRE(rt.ok());
+    auto rollout = rollout::spawn_rollout(sys, o, policy::policy(network, tok), fast_peer("ro"),
+                                          std::shared_ptr<bus::transport>(std::move(*rt)));
+    REQUIRE_MESSAGE(rollout.ok(), (rollout.ok() ? std::string() : rollout.error().text()));
+    CHECK_MESSAGE(stops_normally(sys, *rollout, 120s), "the rollout did not finish; hub log:\n" << read_text(dir + "/hub.log"));
+  };
+  auto group_ids = [&] {
+    std::multiset<std::string> ids;
+    std::lock_guard lock(learner->mu);
+    for (const auto& payload : learner->groups) {
+      auto env = messages::open(payload);
+      REQUIRE(env.ok());
+      ids.insert(std::string(str((*env)->payload_as_RolloutGroup()->group_id())));
+    }
+    return ids;
+  };
+
+  // Group 0, sampled with version 0, is refused; sampled again with version 1.
+  run(2);
+  {
+    std::lock_guard lock(learner->mu);
+    CHECK(std::multiset<std::string>(learner->group_jobs.begin(), learner->group_jobs.end()) ==
+          std::multiset<std::string>{"group/ro/g0", "group/ro/g0/r1", "group/ro/g1"});
+  }
+  auto ids = group_ids();
+  CHECK(ids.count("ro/g0-v1") == 1);
+  CHECK(ids.size() == 2);
+  CHECK(read_text(o.state_file) == "2\n");
+
+  // A rollout killed after group 2 was refused once resumes with its count:
+  // the job it sends is the one its predecessor would have sent.
+  std::ofstream(o.state_file) << "2\nresample 2 1\n";
+  run(1);
+  {
+    std::lock_guard lock(learner->mu);
+    CHECK(learner->group_jobs.back() == "group/ro/g2/r1");
+    CHECK(learner->group_jobs.size() == 4);
+  }
+  CHECK(group_ids().size() == 3);
+  CHECK(read_text(o.state_file) == "3\n");
+  anon_send_exit(learner_worker, caf::exit_reason::user_shutdown);
+}
+
 // A device that fails every generation (here: options the sampler refuses)
 // must stop the rollout with the reason, not leave it retrying in silence.
 // Each retry asks the exemplar store under a fresh job id (the hub answers
@@ -352,13 +451,7 @@ TEST_CASE("groups sampled together in one call, on fewer slots than completions,
   node::configure(cfg, 2);
   caf::actor_system sys{cfg};
   auto learner = std::make_shared<learner_stand_in>();
-  auto lp = fast_peer("learner");
-  lp.role = msg::Role::Learner;
-  lp.job_kinds = {"learner.group"};
-  lp.slots = 8;
-  auto lt = bus::connect_peer_transport(address, "learner");
-  REQUIRE(lt.ok());
-  auto learner_worker = node::spawn_worker(sys, lp, learner, std::shared_ptr<bus::transport>(std::move(*lt)));
+  auto learner_worker = serve_learner(sys, address, learner, {"learner.group"});
 
   auto run = [&](const std::string& name, std::uint32_t batch_groups, std::uint32_t slots) {
     rollout::rollout_options o;
@@ -380,12 +473,8 @@ TEST_CASE("groups sampled together in one call, on fewer slots than completions,
     auto rollout = rollout::spawn_rollout(sys, o, policy::policy(test_network(), test_tokenizer()), fast_peer(name),
                                           std::shared_ptr<bus::transport>(std::move(*rt)), registry);
     REQUIRE_MESSAGE(rollout.ok(), (rollout.ok() ? std::string() : rollout.error().text()));
-    caf::scoped_actor self{sys};
-    self->monitor(*rollout);
-    bool down = false;
-    self->receive([&](caf::down_msg& d) { down = d.reason == caf::exit_reason::normal; },
-                  caf::after(std::chrono::seconds(300)) >> [] {});
-    CHECK_MESSAGE(down, name << " did not finish its three groups; hub log:\n" << read_text(dir + "/hub.log"));
+    CHECK_MESSAGE(stops_normally(sys, *rollout, 300s),
+                  name << " did not finish its three groups; hub log:\n" << read_text(dir + "/hub.log"));
     return metrics::counter_sum(registry, "crucible_rollout_generation_calls_total");
   };
   CHECK(run("solo", 1, 0) == 3);

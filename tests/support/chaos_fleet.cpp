@@ -167,7 +167,19 @@ void chaos_fleet::poll() {
     if (m.proc && !m.proc->running()) {
       const int code = m.proc->wait(0ms);
       m.proc.reset();
-      if (m.role.finished() && code == 0) continue;  // a rollout that did its groups
+      if (m.role.finished() && code == 0) {  // a rollout that did its groups
+        // Restarted with its last group left, it may register, finish and
+        // exit while the driver is busy with another kill: back on the bus
+        // all the same (its open kill would otherwise never close).
+        // (The time noted is when the driver saw it, a bound from above.)
+        if (!m.open_kills.empty() && registered_since(m, m.log_offset)) {
+          for (auto i : m.open_kills) kills_[i].recovered_s = seconds() - kills_[i].at_s;
+        } else if (!m.open_kills.empty()) {
+          unexpected_.push_back(name + ": finished after a restart without registering with the hub");
+        }
+        m.open_kills.clear();
+        continue;
+      }
       unexpected_.push_back(name + ": exited by itself with status " + std::to_string(code) + " at " +
                             std::to_string(static_cast<int>(seconds())) + " s");
       if (!m.role.finished()) start(name);
