@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -130,10 +129,13 @@ std::uint64_t next_number(const rollout_state& st) {
 
 // Writes where a restart resumes: the oldest group the learner does not
 // have yet (the current one, one at the learner, one to sample again).
-void save_progress(const rollout_state& st) {
+// Resample counts of groups before it are done with and forgotten.
+void save_progress(rollout_state& st) {
+  std::uint64_t next = st.group ? std::min(st.group->number, next_number(st)) : next_number(st);
+  for (const auto& [id, pending] : st.at_learner) next = std::min(next, pending.number);
+  std::erase_if(st.resamples, [next](const auto& r) { return r.first < next; });
   if (st.options.state_file.empty()) return;
-  rollout_progress p{st.group ? std::min(st.group->number, next_number(st)) : next_number(st), st.resamples};
-  for (const auto& [id, pending] : st.at_learner) p.next = std::min(p.next, pending.number);
+  rollout_progress p{next, st.resamples};
   if (auto saved = write_progress(st.options.state_file, p); !saved)
     spdlog::error("rollout {}: {}", st.self_name, saved.error().text());
 }
@@ -500,7 +502,8 @@ void finish_group(rollout_actor_t* self) {
     // resubmits the same job, which the hub answers once, so the learner
     // trains group N once (the chaos test trained such groups twice). A
     // group sampled again after a stale refusal has a job of its own.
-    std::string job = learner_job_id(st.self_name, g.number, st.resamples[g.number]);
+    auto times = st.resamples.find(g.number);
+    std::string job = learner_job_id(st.self_name, g.number, times == st.resamples.end() ? 0 : times->second);
     st.n.samples_sent += done.size();
     ++st.n.groups_sent;
     auto payload = group_envelope(g.id, g.number, g.task->id, st.self_name, st.version, done, st.self_name);
