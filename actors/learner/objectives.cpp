@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "runtime/base/result.hpp"
 
@@ -56,7 +57,8 @@ torch::Tensor behaviour_weight(const torch::Tensor& proximal_logp, const torch::
 torch::Tensor aggregate(const torch::Tensor& per_token, const torch::Tensor& mask, aggregation mode,
                         std::optional<double> normaliser) {
   auto m = mask.to(per_token.dtype());
-  auto masked = per_token * m;
+  // Selected, not multiplied: an inf at a padded position times 0 is NaN.
+  auto masked = torch::where(mask.to(torch::kBool), per_token, torch::zeros({}, per_token.options()));
   if (mode == aggregation::token_mean) {
     const double count = normaliser ? *normaliser : m.sum().item<double>();
     return count > 0 ? masked.sum() / count : masked.sum() * 0.0;
@@ -67,41 +69,52 @@ torch::Tensor aggregate(const torch::Tensor& per_token, const torch::Tensor& mas
   return count > 0 ? per_sequence.sum() / count : per_sequence.sum() * 0.0;
 }
 
-namespace {
-
-double masked_mean(const torch::Tensor& values, const torch::Tensor& mask, std::int64_t tokens) {
-  return tokens > 0 ? values.masked_select(mask).sum().item<double>() / static_cast<double>(tokens) : 0.0;
-}
-
-}  // namespace
-
 grpo_terms grpo_loss(const grpo_inputs& in, const grpo_settings& settings) {
   const auto mask = in.mask.to(torch::kBool);
-  grpo_terms out;
-  out.tokens = mask.sum().item<std::int64_t>();
-
+  // Sums over the masked tokens by where, not masked_select (whose size the
+  // host must read) nor a product (a padded position's weight may be inf).
+  auto masked_sum = [&](const torch::Tensor& v) {
+    return torch::where(mask, v.detach().to(torch::kFloat64), 0.0).sum();
+  };
   torch::Tensor clipped;
   auto surrogate = clipped_surrogate(in.logp, in.proximal_logp, in.advantages, settings.eps_low, settings.eps_high,
                                      &clipped);
   auto raw_weight = behaviour_weight(in.proximal_logp, in.behaviour_logp, std::nullopt);
-  auto weight = behaviour_weight(in.proximal_logp, in.behaviour_logp, settings.behaviour_cap);
+  // Zero at padded positions, so that whatever stands there (an inf weight)
+  // reaches neither the loss nor, through the product's backward, the gradient.
+  auto weight = torch::where(mask, behaviour_weight(in.proximal_logp, in.behaviour_logp, settings.behaviour_cap), 0.0);
   auto per_token = weight * surrogate;
+  auto zero = torch::zeros({}, mask.options().dtype(torch::kFloat64));
+  auto kl_sum = zero;
   if (settings.beta != 0) {
     CRUCIBLE_CHECK(in.ref_logp.defined(), "beta != 0 needs reference log-probs");
     auto kl = k3_kl(in.logp, in.ref_logp);
     per_token = per_token + settings.beta * kl;
-    out.kl = masked_mean(kl.detach(), mask, out.tokens);
+    kl_sum = masked_sum(kl);
   }
+  grpo_terms out;
   out.loss = aggregate(per_token, mask, settings.mode, settings.normaliser);
+  auto truncated = settings.behaviour_cap ? masked_sum(raw_weight > *settings.behaviour_cap) : zero;
+  out.sums = torch::stack({masked_sum(mask), kl_sum, masked_sum(clipped), masked_sum(raw_weight), truncated});
+  auto w = raw_weight.detach().to(torch::kFloat64);
+  const double inf = std::numeric_limits<double>::infinity();
+  out.weight_range = torch::stack({torch::where(mask, w, inf).min(), torch::where(mask, w, -inf).max()});
+  return out;
+}
 
-  out.clip_fraction = masked_mean(clipped.to(torch::kFloat32), mask, out.tokens);
-  if (out.tokens > 0) {
-    auto w = raw_weight.masked_select(mask);
-    out.weight_mean = w.mean().item<double>();
-    out.weight_min = w.min().item<double>();
-    out.weight_max = w.max().item<double>();
-    if (settings.behaviour_cap) out.truncated_fraction = masked_mean((raw_weight > *settings.behaviour_cap).to(torch::kFloat32), mask, out.tokens);
-  }
+grpo_statistics grpo_terms::read() const {
+  auto s = sums.to(torch::kCPU);
+  auto range = weight_range.to(torch::kCPU);
+  grpo_statistics out;
+  out.tokens = static_cast<std::int64_t>(s[tokens].item<double>());
+  if (out.tokens == 0) return out;
+  const double n = static_cast<double>(out.tokens);
+  out.kl = s[kl].item<double>() / n;
+  out.clip_fraction = s[clipped].item<double>() / n;
+  out.weight_mean = s[weight].item<double>() / n;
+  out.truncated_fraction = s[truncated].item<double>() / n;
+  out.weight_min = range[0].item<double>();
+  out.weight_max = range[1].item<double>();
   return out;
 }
 

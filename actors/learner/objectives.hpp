@@ -76,14 +76,30 @@ struct grpo_settings {
   std::optional<double> normaliser;     // see aggregate()
 };
 
-// The loss and its diagnostics (means over the masked tokens of this batch).
-struct grpo_terms {
-  torch::Tensor loss;  // scalar with autograd
+// The diagnostics of grpo_terms, read on the host (means over the masked
+// tokens of the batch).
+struct grpo_statistics {
   double kl = 0;            // mean k3 KL
   double clip_fraction = 0; // share of tokens whose clipped term was chosen
   double weight_mean = 0, weight_min = 0, weight_max = 0;  // behaviour weight before truncation
   double truncated_fraction = 0;                           // share of tokens whose weight hit the cap
   std::int64_t tokens = 0;
+};
+
+// The loss and its diagnostics, left on the loss's device: reading them
+// waits for the device, so the trainer adds up a step's micro-batches there
+// and reads them once per optimizer step, not before every backward (eight
+// reads a micro-batch did, each draining the GPU's queue).
+struct grpo_terms {
+  torch::Tensor loss;  // scalar with autograd
+  // float64 sums over the masked tokens, indexed by the constants below.
+  torch::Tensor sums;
+  static constexpr std::int64_t tokens = 0, kl = 1, clipped = 2, weight = 3, truncated = 4, count = 5;
+  // float64 [2]: the behaviour weight's min and max over the masked tokens
+  // (+inf and -inf when none).
+  torch::Tensor weight_range;
+  // The means, on the host (waits for the device): for tests and tools.
+  grpo_statistics read() const;
 };
 
 // Per token: w * surrogate + beta * k3_kl, aggregated. w is the truncated

@@ -131,27 +131,59 @@ TEST_CASE("the GRPO loss weights each token by the truncated behaviour weight an
   grpo_settings s;
   auto plain = grpo_loss(in, s);  // per token -2, -1 -> mean -1.5
   CHECK(value(plain.loss) == doctest::Approx(-1.5));
-  CHECK(plain.weight_mean == doctest::Approx(1.5));
-  CHECK(plain.weight_min == doctest::Approx(1.0));
-  CHECK(plain.weight_max == doctest::Approx(2.0));
-  CHECK(plain.clip_fraction == 0);
-  CHECK(plain.tokens == 2);
+  auto stats = plain.read();
+  CHECK(stats.weight_mean == doctest::Approx(1.5));
+  CHECK(stats.weight_min == doctest::Approx(1.0));
+  CHECK(stats.weight_max == doctest::Approx(2.0));
+  CHECK(stats.clip_fraction == 0);
+  CHECK(stats.tokens == 2);
 
   s.behaviour_cap = 1.5;  // per token -1.5, -1 -> -1.25
   auto capped = grpo_loss(in, s);
   CHECK(value(capped.loss) == doctest::Approx(-1.25));
-  CHECK(capped.truncated_fraction == doctest::Approx(0.5));
+  CHECK(capped.read().truncated_fraction == doctest::Approx(0.5));
 
   s.beta = 0.1;  // + 0.1 * mean(2 - log 2 - 1, 0)
   auto with_kl = grpo_loss(in, s);
   const double kl = (2 - std::log(2.0) - 1) / 2;
-  CHECK(with_kl.kl == doctest::Approx(kl));
+  CHECK(with_kl.read().kl == doctest::Approx(kl));
   CHECK(value(with_kl.loss) == doctest::Approx(-1.25 + 0.1 * kl));
 
   // Gradient of the first token: w * d(-ratio)/dlogp + beta * (1 - exp(d)) / 2
   // = (1.5 * -1 + 0.1 * (1 - 2)) / 2 = -0.8; second: (1 * -1 + 0) / 2 = -0.5.
   with_kl.loss.backward();
   check_close(in.logp.grad(), {-0.8f, -0.5f});
+}
+
+TEST_CASE("the GRPO statistics count masked tokens only, also where a padded position's weight is infinite") {
+  // The second position is padding whose behaviour log-prob is far below
+  // the proximal one: its weight exp(1000) is inf in float32. A product with
+  // the mask would make every sum NaN (inf * 0); neither the statistics nor
+  // the loss and its gradient may see it.
+  grpo_inputs in;
+  in.logp = torch::zeros({1, 2}).requires_grad_(true);
+  in.proximal_logp = torch::zeros({1, 2});
+  in.behaviour_logp = rows({{static_cast<float>(std::log(0.5)), -1000}});
+  in.advantages = t({1});
+  in.mask = mask_of({{1, 0}});
+  grpo_settings s;
+  auto terms = grpo_loss(in, s);
+  auto stats = terms.read();
+  CHECK(stats.tokens == 1);
+  CHECK(stats.weight_mean == doctest::Approx(2.0));
+  CHECK(stats.weight_min == doctest::Approx(2.0));
+  CHECK(stats.weight_max == doctest::Approx(2.0));
+  CHECK(value(terms.loss) == doctest::Approx(-2.0));  // the loss too: aggregate selects, not multiplies
+  terms.loss.backward();
+  check_close(in.logp.grad(), {-2.0f, 0.0f});
+  s.behaviour_cap = 1.5;
+  CHECK(grpo_loss(in, s).read().truncated_fraction == doctest::Approx(1.0));
+  // No masked token: every mean 0, as before.
+  in.mask = mask_of({{0, 0}});
+  auto none = grpo_loss(in, s).read();
+  CHECK(none.tokens == 0);
+  CHECK(none.weight_mean == 0);
+  CHECK(none.weight_max == 0);
 }
 
 TEST_CASE("SFT is the negative log-likelihood of completion tokens") {
@@ -236,8 +268,9 @@ void check_losses(const nlohmann::json& g, const torch::Device& device) {
     s.mode = c["mode"] == "token_mean" ? aggregation::token_mean : aggregation::sequence_mean;
     auto terms = grpo_loss(in, s);
     CHECK(value(terms.loss) == doctest::Approx(c["loss"].get<double>()).epsilon(1e-6));
-    if (s.beta != 0) CHECK(terms.kl == doctest::Approx(c["kl"].get<double>()).epsilon(1e-6));
-    CHECK(terms.clip_fraction == doctest::Approx(c["clip_fraction"].get<double>()).epsilon(1e-6));
+    const auto stats = terms.read();
+    if (s.beta != 0) CHECK(stats.kl == doctest::Approx(c["kl"].get<double>()).epsilon(1e-6));
+    CHECK(stats.clip_fraction == doctest::Approx(c["clip_fraction"].get<double>()).epsilon(1e-6));
     terms.loss.backward();
     check_tensor(in.logp.grad(), c["grad"]);
   }

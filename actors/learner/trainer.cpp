@@ -442,7 +442,9 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
     zero_grad();
     settings.normaliser = m.normaliser;
     auto mini_totals = torch::zeros({s_count}, torch::kFloat64);
-    torch::Tensor loss_sum;  // on the device, read once per optimizer step
+    // On the device, read once per optimizer step: the loss, and GRPO's
+    // sums and behaviour-weight range (grpo_terms).
+    torch::Tensor loss_sum, grpo_sums, weight_range;
     for (auto& mb : m.micros) {
       const auto& b = mb.batch;
       torch::Tensor loss;
@@ -455,16 +457,11 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
                          mb.coefficients, b.completion_mask};
           auto terms = grpo_loss(in, settings);
           loss = terms.loss;
-          const double n = static_cast<double>(terms.tokens);
-          mini_totals[s_kl] += terms.kl * n;
-          mini_totals[s_clip] += terms.clip_fraction * n;
-          mini_totals[s_weight] += terms.weight_mean * n;
-          mini_totals[s_trunc] += terms.truncated_fraction * n;
-          if (terms.tokens > 0) {
-            weight_min = weight_seen ? std::min(weight_min, terms.weight_min) : terms.weight_min;
-            weight_max = weight_seen ? std::max(weight_max, terms.weight_max) : terms.weight_max;
-            weight_seen = true;
-          }
+          grpo_sums = grpo_sums.defined() ? grpo_sums + terms.sums : terms.sums;
+          weight_range = weight_range.defined()
+                             ? torch::stack({torch::minimum(weight_range[0], terms.weight_range[0]),
+                                             torch::maximum(weight_range[1], terms.weight_range[1])})
+                             : terms.weight_range;
         } else if (report.objective == "reinforce") {
           loss = reinforce_loss(logp, mb.coefficients, b.completion_mask, options_.loss_aggregation, m.normaliser);
         } else {
@@ -479,6 +476,20 @@ result<step_report> trainer::run_batch(std::vector<prepared> samples, step_repor
       mini_totals[s_sequences] += static_cast<double>(b.input_ids.size(0));
     }
     if (loss_sum.defined()) mini_totals[s_loss] += loss_sum.item<double>();
+    if (grpo_sums.defined()) {
+      auto sums = grpo_sums.to(torch::kCPU);
+      mini_totals[s_kl] += sums[grpo_terms::kl];
+      mini_totals[s_clip] += sums[grpo_terms::clipped];
+      mini_totals[s_weight] += sums[grpo_terms::weight];
+      mini_totals[s_trunc] += sums[grpo_terms::truncated];
+      if (sums[grpo_terms::tokens].item<double>() > 0) {
+        auto range = weight_range.to(torch::kCPU);
+        const double low = range[0].item<double>(), high = range[1].item<double>();
+        weight_min = weight_seen ? std::min(weight_min, low) : low;
+        weight_max = weight_seen ? std::max(weight_max, high) : high;
+        weight_seen = true;
+      }
+    }
     const double lr = scheduled_learning_rate(options_.learning_rate, optimizer_steps_, options_.warmup_steps,
                                               options_.total_steps, options_.min_lr_ratio);
     auto& optimizer = zero_ ? zero_->optimizer() : *optimizer_;
