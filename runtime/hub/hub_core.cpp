@@ -42,6 +42,7 @@ status hub_core::recover(clock::time_point now) {
     j.kind = std::string(str(s->kind()));
     j.submitter = std::string(str((*env)->sender()));
     j.exclude = std::string(str(s->exclude_worker()));
+    j.since = now;
     if (e.result.empty()) {
       j.state = job_state::recovering;
       j.submit = std::move(e.submit);
@@ -102,7 +103,7 @@ void hub_core::on_frame(bus::frame f, clock::time_point now) {
       handle_status(p, c->free_slots(), c->last_seq(), nullptr, now);
       break;
     }
-    case m::Payload::JobSubmit: handle_submit(p, f.data, *env.payload_as_JobSubmit()); break;
+    case m::Payload::JobSubmit: handle_submit(p, f.data, *env.payload_as_JobSubmit(), now); break;
     case m::Payload::JobResult: handle_result(p, f.data, *env.payload_as_JobResult(), now); break;
     case m::Payload::JobResultAck: handle_client_ack(*env.payload_as_JobResultAck()); break;
     default:
@@ -186,7 +187,7 @@ void hub_core::handle_status(peer& p, std::uint32_t free_slots, std::uint64_t la
   }
 }
 
-void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) {
+void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s, clock::time_point now) {
   std::string id(str(s.job_id()));
   if (id.empty() || !s.kind() || s.kind()->size() == 0) {
     ++counters_.rejected;
@@ -236,6 +237,7 @@ void hub_core::handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s) 
   j.exclude = std::string(str(s.exclude_worker()));
   j.submit = std::move(raw);  // s points into it; not read after this
   j.state = job_state::queued;
+  j.since = now;
   j.recorded = false;
   unrecorded_.push_back(id);
   auto [it, _] = jobs_.emplace(id, std::move(j));
@@ -616,12 +618,24 @@ std::vector<peer_view> hub_core::fleet(clock::time_point now) const {
   return out;
 }
 
-std::string hub_core::describe() const {
-  return fmt::format("hub: {} peers ({} workers), {} queued, {} unfinished; received {} malformed {} rejected {} "
-                     "submitted {} duplicates {} dispatched {} completed {} requeued {}",
-                     peers_.size(), live_workers(), queued_jobs(), jobs_.size(), counters_.received,
-                     counters_.malformed, counters_.rejected, counters_.submitted, counters_.duplicates,
-                     counters_.dispatched, counters_.completed, counters_.requeued);
+std::string hub_core::describe(clock::time_point now) const {
+  auto line = fmt::format("hub: {} peers ({} workers), {} queued, {} unfinished", peers_.size(), live_workers(),
+                          queued_jobs(), jobs_.size());
+  const job* oldest = nullptr;
+  for (auto& [id, j] : jobs_)
+    if (!oldest || j.since < oldest->since) oldest = &j;
+  if (oldest) {
+    const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - oldest->since).count();
+    const std::string where = oldest->state == job_state::assigned  ? fmt::format("held by '{}'", oldest->worker)
+                              : oldest->state == job_state::done      ? fmt::format("answered, not yet acknowledged by '{}'", oldest->submitter)
+                              : oldest->state == job_state::recovering ? std::string("recovered, waiting for its worker")
+                                                                       : std::string("queued");
+    line += fmt::format(" (the oldest: {} of kind {}, {}, for {} s)", oldest->id, oldest->kind, where, age);
+  }
+  return line + fmt::format("; received {} malformed {} rejected {} submitted {} duplicates {} dispatched {} "
+                            "completed {} requeued {}",
+                            counters_.received, counters_.malformed, counters_.rejected, counters_.submitted,
+                            counters_.duplicates, counters_.dispatched, counters_.completed, counters_.requeued);
 }
 
 }  // namespace crucible::hub

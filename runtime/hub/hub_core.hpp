@@ -110,7 +110,10 @@ class hub_core {
   std::vector<peer_view> fleet(clock::time_point now) const;
   // Whether the batch has ledger writes for finish_batch() to commit.
   bool ledger_writes_staged() const { return ledger_.has_staged(); }
-  std::string describe() const;
+  // One line for the log every 10 s: peers, jobs, counters, and the job
+  // unfinished longest (what it is, where it stands, for how long), which
+  // names at once what a stalled run waits for.
+  std::string describe(clock::time_point now) const;
 
  private:
   enum class job_state { recovering, queued, assigned, done };
@@ -129,6 +132,7 @@ class hub_core {
     std::uint64_t seq = 0;
     std::uint32_t attempt = 0;
     clock::time_point dispatched_at{};
+    clock::time_point since{};  // accepted, or recovered from the ledger
   };
   struct peer {
     std::string name, node;
@@ -147,7 +151,7 @@ class hub_core {
   void handle_register(const std::string& from, const msg::Envelope& env, const msg::Register& r, clock::time_point now);
   void handle_status(peer& p, std::uint32_t free_slots, std::uint64_t last_seq,
                      const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* held, clock::time_point now);
-  void handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s);
+  void handle_submit(peer& p, bus::bytes& raw, const msg::JobSubmit& s, clock::time_point now);
   void handle_result(peer& p, bus::bytes& raw, const msg::JobResult& r, clock::time_point now);
   void handle_client_ack(const msg::JobResultAck& a);
   void handle_event(const bus::frame& f, clock::time_point now);

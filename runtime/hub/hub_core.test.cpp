@@ -149,6 +149,26 @@ TEST_CASE("a result reaches the submitter once, the worker is acknowledged when 
   CHECK(sent(acked, "w", m::Payload::JobResultAck).size() == 1);
 }
 
+TEST_CASE("the hub's line names the job unfinished longest, where it stands and for how long") {
+  fixture f;
+  f.deliver("c", reg("c", {}, 0));
+  CHECK(f.hub->describe(f.now).find("0 unfinished; received") != std::string::npos);
+  f.deliver("c", submit("c", "j1"));
+  f.now += 5s;  // (no tick, here and below: nobody is declared dead)
+  f.deliver("c", submit("c", "j2"));
+  CHECK(f.hub->describe(f.now).find("2 unfinished (the oldest: j1 of kind echo, queued, for 5 s)") != std::string::npos);
+  f.deliver("w", reg("w", {"echo"}, 1));
+  f.now += 20s;
+  // A worker that holds a job and does not answer: what a stalled run shows.
+  CHECK(f.hub->describe(f.now).find("(the oldest: j1 of kind echo, held by 'w', for 25 s)") != std::string::npos);
+  f.deliver("w", job_result("w", "j1", 1, 1));
+  CHECK(f.hub->describe(f.now).find("(the oldest: j1 of kind echo, answered, not yet acknowledged by 'c', for 25 s)") !=
+        std::string::npos);
+  f.deliver("c", client_ack("c", "j1"));
+  CHECK(f.hub->describe(f.now).find("1 unfinished (the oldest: j2 of kind echo, held by 'w', for 20 s)") !=
+        std::string::npos);
+}
+
 TEST_CASE("a re-delivered result changes nothing but puts the result in the ledger and frees the worker") {
   fixture f;
   f.deliver("c", reg("c", {}, 0));

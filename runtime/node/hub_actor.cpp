@@ -75,11 +75,11 @@ class hub_actor final : public caf::blocking_actor {
       }
       if (now - last_report >= 10s) {
         last_report = now;
-        spdlog::info("{}", core.describe());
+        spdlog::info("{}", core.describe(now));
       }
       // The mailbox: stats requests and the exit message, without blocking.
       for (bool more = true; more;) {
-        receive([&](stats_atom) { return core.describe(); },
+        receive([&](stats_atom) { return core.describe(clock_type::now()); },
                 [&](caf::exit_msg& m) {
                   spdlog::info("hub stopping: {}", caf::to_string(m.reason));
                   running = false;
