@@ -325,8 +325,14 @@ void ask_chunks(rollout_actor_t* self) {
            text_bytes(fmt::format("{} {}", p.version, st.next_chunk)), chunk_atom::value);
 }
 
+// "ROLLOUT/gN-vV", and "-rK" for the K-th resample after a stale refusal:
+// its candidates' ids (the group id and the completion) then differ from the
+// refused sampling's even at the same version (without learner_admission
+// nothing fetches newer weights first), whose settle jobs are answered.
 std::string group_id(const rollout_state& st, std::uint64_t number) {
-  return fmt::format("{}/g{}-v{}", st.self_name, number, st.version);
+  auto times = st.resamples.find(number);
+  if (times == st.resamples.end()) return fmt::format("{}/g{}-v{}", st.self_name, number, st.version);
+  return fmt::format("{}/g{}-v{}-r{}", st.self_name, number, st.version, times->second);
 }
 
 void begin_group(rollout_actor_t* self) {

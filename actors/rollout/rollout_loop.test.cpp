@@ -105,8 +105,8 @@ std::shared_ptr<policy::causal_lm> test_network(bool with_code = true) {
 struct learner_stand_in final : node::job_handler {
   static constexpr std::uint64_t chunk_bytes = 64 << 10;
   std::vector<std::uint8_t> weights;  // a safetensors file
-  int stale_refusals = 0;
   std::mutex mu;
+  int stale_refusals = 0;               // GUARDED_BY(mu)
   std::vector<bus::bytes> groups;       // GUARDED_BY(mu)
   std::vector<std::string> group_jobs;  // GUARDED_BY(mu): every learner.group job's id, refused ones too
   int starts = 0, chunks = 0;           // GUARDED_BY(mu)
@@ -351,11 +351,11 @@ TEST_CASE("a group the learner refuses as stale is sampled again, under its own 
   o.settle_deadline = 240000ms;
   o.state_file = dir + "/rollout.state";
   o.weights_dir = dir + "/weights";
-  auto run = [&](std::uint64_t groups) {
+  auto run = [&](std::uint64_t groups, const std::string& name = "ro") {
     o.groups = groups;
-    auto rt = bus::connect_peer_transport(address, "ro");
+    auto rt = bus::connect_peer_transport(address, name);
     REQUIRE(rt.ok());
-    auto rollout = rollout::spawn_rollout(sys, o, policy::policy(network, tok), fast_peer("ro"),
+    auto rollout = rollout::spawn_rollout(sys, o, policy::policy(network, tok), fast_peer(name),
                                           std::shared_ptr<bus::transport>(std::move(*rt)));
     REQUIRE_MESSAGE(rollout.ok(), (rollout.ok() ? std::string() : rollout.error().text()));
     CHECK_MESSAGE(stops_normally(sys, *rollout, 120s), "the rollout did not finish; hub log:\n" << read_text(dir + "/hub.log"));
@@ -379,7 +379,7 @@ TEST_CASE("a group the learner refuses as stale is sampled again, under its own 
           std::multiset<std::string>{"group/ro/g0", "group/ro/g0/r1", "group/ro/g1"});
   }
   auto ids = group_ids();
-  CHECK(ids.count("ro/g0-v1") == 1);
+  CHECK(ids.count("ro/g0-v1-r1") == 1);
   CHECK(ids.size() == 2);
   CHECK(read_text(o.state_file) == "2\n");
 
@@ -394,6 +394,24 @@ TEST_CASE("a group the learner refuses as stale is sampled again, under its own 
   }
   CHECK(group_ids().size() == 3);
   CHECK(read_text(o.state_file) == "3\n");
+
+  // Without learner_admission nothing fetches newer weights before the
+  // resample: it is sampled at the same version, under new candidate ids
+  // (the refused sampling's settle jobs are answered and acknowledged).
+  {
+    std::lock_guard lock(learner->mu);
+    learner->stale_refusals = 1;
+  }
+  o.learner_admission = false;
+  o.state_file = dir + "/ro2.state";
+  run(1, "ro2");
+  {
+    std::lock_guard lock(learner->mu);
+    CHECK(std::vector<std::string>(learner->group_jobs.end() - 2, learner->group_jobs.end()) ==
+          std::vector<std::string>{"group/ro2/g0", "group/ro2/g0/r1"});
+  }
+  CHECK(group_ids().count("ro2/g0-v0-r1") == 1);
+  CHECK(read_text(o.state_file) == "1\n");
   anon_send_exit(learner_worker, caf::exit_reason::user_shutdown);
 }
 
