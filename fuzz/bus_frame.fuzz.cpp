@@ -160,7 +160,7 @@ void to_hub(std::vector<bus::frame>& frames) {
     (void)core.finish_batch(now + later);
     (void)core.take_outbox();
   }
-  (void)core.describe();
+  (void)core.describe(now + 10s);
 }
 
 void to_peer(const std::vector<bus::frame>& frames) {
