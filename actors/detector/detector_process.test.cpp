@@ -31,9 +31,13 @@ struct hub_fixture {
   std::string tasks = std::string(CRUCIBLE_SOURCE_DIR) + "/configs/tasks";
   std::unique_ptr<child> hub;
 
+  // dead_after 3 s: a Python detector stalled 0.81 s on a loaded CI machine
+  // was declared dead at 0.8 s, and a candidate settled in the gap before it
+  // registered again went unjudged by it (see the referee note in
+  // docs/operations.md, "A required detector that drops off the bus").
   explicit hub_fixture(const std::string& more_config = "") {
-    std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 800\n"
-                             "[bus]\nheartbeat_ms = 100\ndead_after_ms = 800\nretry_ms = 300\n"
+    std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 3000\n"
+                             "[bus]\nheartbeat_ms = 100\ndead_after_ms = 3000\nretry_ms = 300\n"
                           << more_config;
     hub = std::make_unique<child>(crucible_binary(),
                                   std::vector<std::string>{"hub", "--config", config, "--bind", address, "--ledger", dir + "/ledger"},
