@@ -325,14 +325,20 @@ void ask_chunks(rollout_actor_t* self) {
            text_bytes(fmt::format("{} {}", p.version, st.next_chunk)), chunk_atom::value);
 }
 
+// How many times group `number` was sampled again after stale refusals.
+std::uint32_t resamples_of(const rollout_state& st, std::uint64_t number) {
+  auto times = st.resamples.find(number);
+  return times == st.resamples.end() ? 0 : times->second;
+}
+
 // "ROLLOUT/gN-vV", and "-rK" for the K-th resample after a stale refusal:
 // its candidates' ids (the group id and the completion) then differ from the
 // refused sampling's even at the same version (without learner_admission
 // nothing fetches newer weights first), whose settle jobs are answered.
 std::string group_id(const rollout_state& st, std::uint64_t number) {
-  auto times = st.resamples.find(number);
-  if (times == st.resamples.end()) return fmt::format("{}/g{}-v{}", st.self_name, number, st.version);
-  return fmt::format("{}/g{}-v{}-r{}", st.self_name, number, st.version, times->second);
+  const auto times = resamples_of(st, number);
+  if (times == 0) return fmt::format("{}/g{}-v{}", st.self_name, number, st.version);
+  return fmt::format("{}/g{}-v{}-r{}", st.self_name, number, st.version, times);
 }
 
 void begin_group(rollout_actor_t* self) {
@@ -508,8 +514,7 @@ void finish_group(rollout_actor_t* self) {
     // resubmits the same job, which the hub answers once, so the learner
     // trains group N once (the chaos test trained such groups twice). A
     // group sampled again after a stale refusal has a job of its own.
-    auto times = st.resamples.find(g.number);
-    std::string job = learner_job_id(st.self_name, g.number, times == st.resamples.end() ? 0 : times->second);
+    std::string job = learner_job_id(st.self_name, g.number, resamples_of(st, g.number));
     st.n.samples_sent += done.size();
     ++st.n.groups_sent;
     auto payload = group_envelope(g.id, g.number, g.task->id, st.self_name, st.version, done, st.self_name);
