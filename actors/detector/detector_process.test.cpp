@@ -32,9 +32,8 @@ struct hub_fixture {
   std::unique_ptr<child> hub;
 
   // dead_after 3 s: a Python detector stalled 0.81 s on a loaded CI machine
-  // was declared dead at 0.8 s, and a candidate settled in the gap before it
-  // registered again went unjudged by it (see the referee note in
-  // docs/operations.md, "A required detector that drops off the bus").
+  // and was declared dead at 0.8 s (docs/operations.md, "A required detector
+  // that drops off the bus": the referee now waits for it; a case below).
   explicit hub_fixture(const std::string& more_config = "") {
     std::ofstream(config) << "[hub]\nheartbeat_ms = 100\ndead_after_ms = 3000\n"
                              "[bus]\nheartbeat_ms = 100\ndead_after_ms = 3000\nretry_ms = 300\n"
@@ -228,6 +227,34 @@ TEST_CASE("a required Python detector's hack verdict settles a measured candidat
   CHECK(hacks[0]["candidate_id"] == "c-fast");
   CHECK(hacks[0]["detector"] == "plausibility");
   CHECK(hacks[0]["task_id"] == "cpu/chain_matmul");
+}
+
+TEST_CASE("a required detector killed before a candidate is judged and started again after still decides it") {
+  hub_fixture f("[referee]\nverify_above = 1000.0\n");
+  auto evaluator = f.evaluator();
+  std::vector<std::string> args{"--required", "--max-speedup", "2", "--deadline-ms", "60000"};
+  auto python = f.python_detector("plausibility", args);
+  REQUIRE(wait_for_text(f.dir + "/hub.log", "registered Detector 'plausibility'", 15s));
+  REQUIRE(wait_for_text(f.dir + "/evaluator.log", "registered with hub", 20s));
+  python->kill9();
+  python->wait(10s);
+  REQUIRE_MESSAGE(wait_for_text(f.dir + "/hub.log", "referee: required detector plausibility left the bus", 15s),
+                  read_file(f.dir + "/hub.log"));
+
+  // The candidate is measured and judged while no detector is on the bus:
+  // the referee's line (every 10 s) shows it waiting with its detector.
+  child settle(crucible_binary(),
+               {"settle", "--connect", f.address, "--task", "cpu/chain_matmul", "--candidate",
+                f.tasks + "/cpu/chain_matmul/faster.py", "--id", "c-gap", "--timeout-s", "240"},
+               f.dir + "/c-gap.json");
+  REQUIRE_MESSAGE(wait_for_text(f.dir + "/hub.log", "1 with detectors", 90s), read_file(f.dir + "/hub.log"));
+  python = f.python_detector("plausibility", args);
+  REQUIRE(settle.wait(250s) == 0);
+  auto text = read_file(f.dir + "/c-gap.json");
+  auto s = nlohmann::json::parse(text.substr(text.rfind("{\"candidate\"")));
+  CAPTURE(s.dump());
+  CHECK(s["status"] == "Hack");
+  CHECK(s["reason"].get<std::string>().find("detector plausibility: hack") != std::string::npos);
 }
 
 TEST_CASE("a required judge process asks its endpoint only about a large leap, with a known hack from its hack database in the prompt, and its hack verdict settles the candidate") {

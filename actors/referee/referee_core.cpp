@@ -250,9 +250,19 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
   if (!e) return make_error(errc::invalid_argument, "a PeerEvent topic carried something else");
   std::string name(str(e->name()));
   if (!e->joined()) {
-    peers_.erase(name);
+    auto gone = peers_.find(name);
+    if (gone == peers_.end()) return {};
+    if (gone->second.role == m::Role::Detector && gone->second.required &&
+        options_.required_detector_grace.count() > 0) {
+      spdlog::warn("referee: required detector {} left the bus; candidates judged in the next {} ms still wait for "
+                   "its verdict (its deadline, then required_missing)",
+                   name, options_.required_detector_grace.count());
+      departed_[name] = {std::move(gone->second), now + ns(options_.required_detector_grace)};
+    }
+    peers_.erase(gone);
     return {};
   }
+  if (departed_.erase(name)) spdlog::info("referee: required detector {} is back on the bus", name);
   peer p;
   p.role = e->role();
   if (e->job_kinds())
@@ -267,6 +277,15 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
 }
 
 status referee_core::on_tick(std::int64_t now) {
+  for (auto it = departed_.begin(); it != departed_.end();) {
+    if (now < it->second.until_ns) {
+      ++it;
+      continue;
+    }
+    spdlog::warn("referee: required detector {} has been gone for {} ms: no longer asked until it registers again",
+                 it->first, options_.required_detector_grace.count());
+    it = departed_.erase(it);
+  }
   std::vector<std::string> ids;
   for (auto& [id, r] : active_) ids.push_back(id);
   status first;
@@ -382,15 +401,23 @@ status referee_core::verify_step(candidate_record& r, const msg::Measurement& me
   return {};
 }
 
+std::vector<const referee_core::peer*> referee_core::detectors_to_ask(std::int64_t now) const {
+  std::vector<const peer*> out;
+  for (auto& [name, p] : peers_)
+    if (p.role == m::Role::Detector) out.push_back(&p);
+  for (auto& [name, d] : departed_)
+    if (now < d.until_ns) out.push_back(&d.was);
+  return out;
+}
+
 status referee_core::judge_step(candidate_record& r, const msg::Measurement& meas, std::int64_t now,
                                 bool& waiting) {
   if (!r.detectors_asked) {
-    for (auto& [name, p] : peers_) {
-      if (p.role != m::Role::Detector) continue;
-      for (auto& k : p.kinds) {
+    for (auto* p : detectors_to_ask(now)) {
+      for (auto& k : p->kinds) {
         if (!starts_with(k, "detect:") || k.size() == 7) continue;
-        auto deadline = p.deadline_ms ? std::chrono::milliseconds(p.deadline_ms) : options_.detector_deadline;
-        r.detectors.push_back({k.substr(7), p.required, now + ns(deadline), false, {}});
+        auto deadline = p->deadline_ms ? std::chrono::milliseconds(p->deadline_ms) : options_.detector_deadline;
+        r.detectors.push_back({k.substr(7), p->required, now + ns(deadline), false, {}});
       }
     }
     r.detectors_asked = true;
@@ -476,8 +503,8 @@ std::string referee_core::describe() const {
     if (r.detectors_asked && r.at != stage::settled) ++judging;
   }
   return fmt::format("referee: {} active ({} in verification, {} with detectors), {} settled by this process, {} peers "
-                     "known",
-                     active_.size(), waiting_verify, judging, settled_count_, peers_.size());
+                     "known, {} required detectors gone and still asked",
+                     active_.size(), waiting_verify, judging, settled_count_, peers_.size(), departed_.size());
 }
 
 }  // namespace crucible::referee

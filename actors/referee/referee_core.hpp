@@ -97,6 +97,16 @@ class referee_core {
     }
   };
 
+  // A required detector the hub said has left, still asked about the
+  // candidates judged before `until_ns` (options' required_detector_grace).
+  struct departed_detector {
+    peer was;
+    std::int64_t until_ns = 0;
+  };
+  // Every detector a candidate judged now is asked: those registered, and
+  // the required ones that left within their grace.
+  std::vector<const peer*> detectors_to_ask(std::int64_t now) const;
+
   status advance(candidate_record& r, std::int64_t now);
   status verify_step(candidate_record& r, const msg::Measurement& m, std::int64_t now, bool& waiting);
   status judge_step(candidate_record& r, const msg::Measurement& m, std::int64_t now, bool& waiting);
@@ -126,6 +136,7 @@ class referee_core {
   referee_outbox out_;
   std::map<std::string, candidate_record> active_;  // unfinished, by candidate id
   std::map<std::string, peer> peers_;               // from PeerEvents, by name
+  std::map<std::string, departed_detector> departed_;  // required detectors that left, by name
   std::uint64_t settled_count_ = 0;
 };
 

@@ -327,6 +327,63 @@ TEST_CASE("a required detector silent past its deadline voids the candidate, or 
   }
 }
 
+TEST_CASE("a required detector that drops off the bus is still asked, and its verdict when it is back decides") {
+  // What CI saw (docs/operations.md): the hub declared a stalled detector
+  // dead, and a candidate judged in that gap settled Success without it.
+  rig r;
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, false), 100 * ms);  // declared dead
+  r.settle("h", 0);
+  r.result("measure/h", measurement("h", 1.8, "ev1"), "ev1", 200 * ms);
+  REQUIRE(r.job("detect/h/static"));  // queued at the hub until it is back
+  CHECK(r.out.replies.empty());
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 1000 * ms);
+  CHECK(r.out.replies.empty());
+  r.result("detect/h/static", verdict("h", "static", m::VerdictKind::Hack), "static-1", 1100 * ms);
+  CHECK(r.settlement("h")->status() == m::SettlementStatus::Hack);
+  REQUIRE(r.hacks.size() == 1);
+  CHECK(r.hacks[0].detector == "static");
+}
+
+TEST_CASE("a required detector gone for good voids what is judged within its grace, and is forgotten after it") {
+  rig r;
+  r.options.required_detector_grace = std::chrono::milliseconds(60000);
+  r.start();
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
+  r.peer(peer_event("judge-1", m::Role::Detector, {"detect:judge"}, true, false, 1000), 0);
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, false), 0);
+  r.peer(peer_event("judge-1", m::Role::Detector, {"detect:judge"}, false), 0);
+  // Judged within the grace: asked, silent past its deadline, voided by the
+  // default required_missing. The advisory one is forgotten at once.
+  r.settle("in", 0);
+  r.result("measure/in", measurement("in", 1.8, "ev1"), "ev1", 59000 * ms);
+  CHECK(r.has_job("detect/in/static"));
+  CHECK_FALSE(r.has_job("detect/in/judge"));
+  r.tick(63999 * ms);
+  CHECK(r.out.replies.empty());
+  r.tick(64000 * ms);
+  auto* s = r.settlement("in");
+  CHECK(s->status() == m::SettlementStatus::Void);
+  CHECK(str(s->reason()).find("required detector static gave no verdict") != std::string_view::npos);
+  // Judged after the grace: settled on its measurement, the detector not asked.
+  r.settle("after", 65000 * ms);
+  r.result("measure/after", measurement("after", 1.8, "ev1"), "ev1", 65001 * ms);
+  CHECK_FALSE(r.has_job("detect/after/static"));
+  CHECK(r.settlement("after")->status() == m::SettlementStatus::Success);
+}
+
+TEST_CASE("with required_detector_grace_ms 0 a required detector that leaves is not asked") {
+  rig r;
+  r.options.required_detector_grace = std::chrono::milliseconds(0);
+  r.start();
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, false), 0);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 1.8, "ev1"), "ev1", 10 * ms);
+  CHECK_FALSE(r.has_job("detect/a/static"));
+  CHECK(r.settlement("a")->status() == m::SettlementStatus::Success);
+}
+
 TEST_CASE("re-delivered settle jobs and results change nothing: one measurement, one settlement, one event") {
   rig r;
   r.settle("a", 0);

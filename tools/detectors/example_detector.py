@@ -103,6 +103,37 @@ def open_envelope(data):
         return None
 
 
+BATCH_HEADER = b"\0\0\0\0CRBT"
+
+
+def split_batch(data):
+    """The messages of one frame: a batch's (docs/bus.md "Messages and
+    verification"), or the frame itself. A truncated batch gives [data], for
+    open_envelope to refuse.
+
+    >>> frame = BATCH_HEADER + bytes([3, 0, 0, 0, 0, 0, 0, 0]) + b"abc" + bytes(5) + bytes(8)
+    >>> split_batch(frame)
+    [b'abc', b'']
+    >>> split_batch(b"plain")
+    [b'plain']
+    >>> split_batch(BATCH_HEADER + bytes([9, 0, 0, 0, 0, 0, 0, 0]) + b"short")[0][:8] == BATCH_HEADER
+    True
+    """
+    if not data.startswith(BATCH_HEADER):
+        return [data]
+    out, at = [], len(BATCH_HEADER)
+    while at < len(data):
+        if len(data) - at < 8:
+            return [data]
+        n = int.from_bytes(data[at:at + 4], "little")
+        at += 8
+        if n > len(data) - at:
+            return [data]
+        out.append(data[at:at + n])
+        at += (n + 7) & ~7
+    return out
+
+
 def payload_as(env, cls):
     table = env.Payload()
     obj = cls()
@@ -289,11 +320,12 @@ class Worker:
                         data = self.socket.recv(zmq.DONTWAIT)
                     except zmq.Again:
                         break
-                    try:
-                        self.on_message(data)
-                    except Exception as e:  # Python's flatbuffers has no verifier: a bad buffer fails here
-                        print("%s: dropped a malformed message from the hub (%s: %s)" % (self.name, type(e).__name__, e),
-                              file=sys.stderr, flush=True)
+                    for one in split_batch(data):
+                        try:
+                            self.on_message(one)
+                        except Exception as e:  # Python's flatbuffers has no verifier: a bad buffer fails here
+                            print("%s: dropped a malformed message from the hub (%s: %s)"
+                                  % (self.name, type(e).__name__, e), file=sys.stderr, flush=True)
             self.tick()
         self.socket.close()
         self.context.term()
