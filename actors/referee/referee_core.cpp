@@ -36,9 +36,14 @@ m::SettlementStatus settlement_of(m::EvalStatus s) {
 
 referee_core::referee_core(referee_options options, std::shared_ptr<storage::kv_store> kv, std::string sender,
                            hack_sink hacks)
-    : options_(std::move(options)), ledger_(std::move(kv)), sender_(std::move(sender)), hacks_(std::move(hacks)) {}
+    : options_(std::move(options)),
+      ledger_(kv),
+      required_(kv, options_.required_detector_grace),
+      sender_(std::move(sender)),
+      hacks_(std::move(hacks)) {}
 
 status referee_core::recover(std::int64_t now) {
+  CRUCIBLE_TRY(required_.recover(now));
   auto records = ledger_.unfinished();
   if (!records) return records.error();
   for (auto& r : *records) {
@@ -249,27 +254,24 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
   auto* e = payload_of<m::PeerEvent>(event);
   if (!e) return make_error(errc::invalid_argument, "a PeerEvent topic carried something else");
   std::string name(str(e->name()));
+  auto known = peers_.find(name);
   if (!e->joined()) {
-    auto gone = peers_.find(name);
-    if (gone == peers_.end()) return {};
-    if (gone->second.role == m::Role::Detector && gone->second.required &&
-        options_.required_detector_grace.count() > 0) {
+    if (known == peers_.end()) return {};
+    if (known->second.role == m::Role::Detector && known->second.required &&
+        options_.required_detector_grace.count() > 0)
       spdlog::warn("referee: required detector {} left the bus; candidates judged in the next {} ms still wait for "
                    "its verdict (its deadline, then required_missing)",
                    name, options_.required_detector_grace.count());
-      departed_[name] = {std::move(gone->second), now + ns(options_.required_detector_grace)};
-    }
-    peers_.erase(gone);
-    return {};
+    peers_.erase(known);
+    return required_.left(name, now);
   }
-  if (departed_.erase(name)) spdlog::info("referee: required detector {} is back on the bus", name);
   peer p;
   p.role = e->role();
   if (e->job_kinds())
     for (auto k : *e->job_kinds()) p.kinds.emplace_back(str(k));
   p.required = e->required();
   p.deadline_ms = e->deadline_ms();
-  auto known = peers_.find(name);
+  if (p.role == m::Role::Detector) CRUCIBLE_TRY(required_.joined(name, p.required, p.kinds, p.deadline_ms));
   if (p.takes_inserts() && (known == peers_.end() || !known->second.takes_inserts()))
     spdlog::info("referee: exemplar store {} known: clean successes go to it from now on", name);
   peers_[name] = std::move(p);
@@ -277,15 +279,11 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
 }
 
 status referee_core::on_tick(std::int64_t now) {
-  for (auto it = departed_.begin(); it != departed_.end();) {
-    if (now < it->second.until_ns) {
-      ++it;
-      continue;
-    }
-    spdlog::warn("referee: required detector {} has been gone for {} ms: no longer asked until it registers again",
-                 it->first, options_.required_detector_grace.count());
-    it = departed_.erase(it);
-  }
+  auto forgotten = required_.expire(now);
+  if (!forgotten) return forgotten.error();
+  for (auto& name : *forgotten)
+    spdlog::warn("referee: required detector {} has been away for {} ms: no longer asked until it registers again",
+                 name, options_.required_detector_grace.count());
   std::vector<std::string> ids;
   for (auto& [id, r] : active_) ids.push_back(id);
   status first;
@@ -401,23 +399,23 @@ status referee_core::verify_step(candidate_record& r, const msg::Measurement& me
   return {};
 }
 
-std::vector<const referee_core::peer*> referee_core::detectors_to_ask(std::int64_t now) const {
-  std::vector<const peer*> out;
+std::vector<referee_core::peer> referee_core::detectors_to_ask(std::int64_t now) const {
+  std::vector<peer> out;
   for (auto& [name, p] : peers_)
-    if (p.role == m::Role::Detector) out.push_back(&p);
-  for (auto& [name, d] : departed_)
-    if (now < d.until_ns) out.push_back(&d.was);
+    if (p.role == m::Role::Detector) out.push_back(p);
+  for (auto& [name, d] : required_.away(now))
+    if (!peers_.count(name)) out.push_back({m::Role::Detector, d->kinds, true, d->deadline_ms});
   return out;
 }
 
 status referee_core::judge_step(candidate_record& r, const msg::Measurement& meas, std::int64_t now,
                                 bool& waiting) {
   if (!r.detectors_asked) {
-    for (auto* p : detectors_to_ask(now)) {
-      for (auto& k : p->kinds) {
+    for (auto& p : detectors_to_ask(now)) {
+      for (auto& k : p.kinds) {
         if (!starts_with(k, "detect:") || k.size() == 7) continue;
-        auto deadline = p->deadline_ms ? std::chrono::milliseconds(p->deadline_ms) : options_.detector_deadline;
-        r.detectors.push_back({k.substr(7), p->required, now + ns(deadline), false, {}});
+        auto deadline = p.deadline_ms ? std::chrono::milliseconds(p.deadline_ms) : options_.detector_deadline;
+        r.detectors.push_back({k.substr(7), p.required, now + ns(deadline), false, {}});
       }
     }
     r.detectors_asked = true;
@@ -503,8 +501,8 @@ std::string referee_core::describe() const {
     if (r.detectors_asked && r.at != stage::settled) ++judging;
   }
   return fmt::format("referee: {} active ({} in verification, {} with detectors), {} settled by this process, {} peers "
-                     "known, {} required detectors gone and still asked",
-                     active_.size(), waiting_verify, judging, settled_count_, peers_.size(), departed_.size());
+                     "known, {} required detectors away and still asked",
+                     active_.size(), waiting_verify, judging, settled_count_, peers_.size(), required_.away_count());
 }
 
 }  // namespace crucible::referee

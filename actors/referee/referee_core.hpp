@@ -27,6 +27,7 @@
 
 #include "actors/referee/candidate_ledger.hpp"
 #include "actors/referee/referee_options.hpp"
+#include "actors/referee/required_detectors.hpp"
 #include "messages/codec.hpp"
 
 namespace crucible::referee {
@@ -97,15 +98,9 @@ class referee_core {
     }
   };
 
-  // A required detector the hub said has left, still asked about the
-  // candidates judged before `until_ns` (options' required_detector_grace).
-  struct departed_detector {
-    peer was;
-    std::int64_t until_ns = 0;
-  };
   // Every detector a candidate judged now is asked: those registered, and
-  // the required ones that left within their grace.
-  std::vector<const peer*> detectors_to_ask(std::int64_t now) const;
+  // the required ones away within their grace (required_detectors.hpp).
+  std::vector<peer> detectors_to_ask(std::int64_t now) const;
 
   status advance(candidate_record& r, std::int64_t now);
   status verify_step(candidate_record& r, const msg::Measurement& m, std::int64_t now, bool& waiting);
@@ -130,13 +125,13 @@ class referee_core {
 
   referee_options options_;
   candidate_ledger ledger_;
+  required_detectors required_;  // kept while away, and across restarts
   std::string sender_;
   hack_sink hacks_;
   settled_hook settled_hook_;
   referee_outbox out_;
   std::map<std::string, candidate_record> active_;  // unfinished, by candidate id
   std::map<std::string, peer> peers_;               // from PeerEvents, by name
-  std::map<std::string, departed_detector> departed_;  // required detectors that left, by name
   std::uint64_t settled_count_ = 0;
 };
 

@@ -372,6 +372,20 @@ TEST_CASE("a required detector gone for good voids what is judged within its gra
   CHECK(r.settlement("after")->status() == m::SettlementStatus::Success);
 }
 
+TEST_CASE("a restarted referee asks the required detectors it knew before the hub's registry reaches it") {
+  rig r;
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
+  r.peer(peer_event("judge-1", m::Role::Detector, {"detect:judge"}, true, false, 1000), 0);
+  r.settle("h", 0);
+  r.restart(10 * ms);  // knows no peer now
+  r.result("measure/h", measurement("h", 1.8, "ev1"), "ev1", 20 * ms);
+  CHECK(r.has_job("detect/h/static"));
+  CHECK_FALSE(r.has_job("detect/h/judge"));  // advisory: not kept
+  CHECK(r.out.replies.empty());
+  r.result("detect/h/static", verdict("h", "static", m::VerdictKind::Hack), "static-1", 30 * ms);
+  CHECK(r.settlement("h")->status() == m::SettlementStatus::Hack);
+}
+
 TEST_CASE("with required_detector_grace_ms 0 a required detector that leaves is not asked") {
   rig r;
   r.options.required_detector_grace = std::chrono::milliseconds(0);
