@@ -6,7 +6,7 @@
 // Keys: "c/<candidate id>" one candidate_record (CBOR); "best/<task id>" the
 // task's best verified speedup (text); "m/<task id>/<code hash>" the
 // candidate whose measurement serves that code (measurement_reuse.hpp);
-// "d/<name>" a required detector seen (required_detectors.hpp).
+// "p/<name>" a required detector or exemplar store seen (remembered_peers.hpp).
 // Used only by referee_core, on the referee actor's thread. Every write
 // is durable (write-ahead log) when it returns. Errors: errc::io and
 // errc::corrupt from storage, naming the key.

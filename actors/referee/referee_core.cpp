@@ -38,12 +38,12 @@ referee_core::referee_core(referee_options options, std::shared_ptr<storage::kv_
                            hack_sink hacks)
     : options_(std::move(options)),
       ledger_(kv),
-      required_(kv, options_.required_detector_grace),
+      remembered_(kv, options_.peer_grace),
       sender_(std::move(sender)),
       hacks_(std::move(hacks)) {}
 
 status referee_core::recover(std::int64_t now) {
-  CRUCIBLE_TRY(required_.recover(now));
+  CRUCIBLE_TRY(remembered_.recover(now));
   auto records = ledger_.unfinished();
   if (!records) return records.error();
   for (auto& r : *records) {
@@ -257,13 +257,13 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
   auto known = peers_.find(name);
   if (!e->joined()) {
     if (known == peers_.end()) return {};
-    if (known->second.role == m::Role::Detector && known->second.required &&
-        options_.required_detector_grace.count() > 0)
-      spdlog::warn("referee: required detector {} left the bus; candidates judged in the next {} ms still wait for "
-                   "its verdict (its deadline, then required_missing)",
-                   name, options_.required_detector_grace.count());
+    if (((known->second.role == m::Role::Detector && known->second.required) || known->second.takes_inserts()) &&
+        options_.peer_grace.count() > 0)
+      spdlog::warn("referee: {} {} left the bus; counted on for {} ms more (its jobs wait at the hub)",
+                   known->second.takes_inserts() ? "exemplar store" : "required detector", name,
+                   options_.peer_grace.count());
     peers_.erase(known);
-    return required_.left(name, now);
+    return remembered_.left(name, now);
   }
   peer p;
   p.role = e->role();
@@ -271,7 +271,7 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
     for (auto k : *e->job_kinds()) p.kinds.emplace_back(str(k));
   p.required = e->required();
   p.deadline_ms = e->deadline_ms();
-  if (p.role == m::Role::Detector) CRUCIBLE_TRY(required_.joined(name, p.required, p.kinds, p.deadline_ms));
+  CRUCIBLE_TRY(remembered_.joined(name, p.role == m::Role::Detector && p.required, p.kinds, p.deadline_ms));
   if (p.takes_inserts() && (known == peers_.end() || !known->second.takes_inserts()))
     spdlog::info("referee: exemplar store {} known: clean successes go to it from now on", name);
   peers_[name] = std::move(p);
@@ -279,11 +279,11 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
 }
 
 status referee_core::on_tick(std::int64_t now) {
-  auto forgotten = required_.expire(now);
+  auto forgotten = remembered_.expire(now);
   if (!forgotten) return forgotten.error();
   for (auto& name : *forgotten)
-    spdlog::warn("referee: required detector {} has been away for {} ms: no longer asked until it registers again",
-                 name, options_.required_detector_grace.count());
+    spdlog::warn("referee: {} has been away for {} ms: no longer counted on until it registers again", name,
+                 options_.peer_grace.count());
   std::vector<std::string> ids;
   for (auto& [id, r] : active_) ids.push_back(id);
   status first;
@@ -403,9 +403,17 @@ std::vector<referee_core::peer> referee_core::detectors_to_ask(std::int64_t now)
   std::vector<peer> out;
   for (auto& [name, p] : peers_)
     if (p.role == m::Role::Detector) out.push_back(p);
-  for (auto& [name, d] : required_.away(now))
-    if (!peers_.count(name)) out.push_back({m::Role::Detector, d->kinds, true, d->deadline_ms});
+  for (auto& [name, d] : remembered_.away(now))
+    if (d->detector && !peers_.count(name)) out.push_back({m::Role::Detector, d->kinds, true, d->deadline_ms});
   return out;
+}
+
+bool referee_core::exemplar_store_known(std::int64_t now) const {
+  for (auto& [name, p] : peers_)
+    if (p.takes_inserts()) return true;
+  for (auto& [name, d] : remembered_.away(now))
+    if (!d->detector) return true;
+  return false;
 }
 
 status referee_core::judge_step(candidate_record& r, const msg::Measurement& meas, std::int64_t now,
@@ -464,9 +472,8 @@ status referee_core::settle(candidate_record& r, m::SettlementStatus st, double 
   f.settled_ns = now;
   r.settlement = settlement_envelope(*c, f, sender_);
   r.at = stage::settled;
-  const bool exemplar_known =
-      std::any_of(peers_.begin(), peers_.end(), [](const auto& named) { return named.second.takes_inserts(); });
-  r.insert_wanted = options_.insert_exemplars && exemplar_known && st == m::SettlementStatus::Success && reward > 0;
+  r.insert_wanted =
+      options_.insert_exemplars && exemplar_store_known(now) && st == m::SettlementStatus::Success && reward > 0;
   CRUCIBLE_TRY(store(r));
   ++settled_count_;
   if (settled_hook_) settled_hook_(st, f.verified);
@@ -501,8 +508,8 @@ std::string referee_core::describe() const {
     if (r.detectors_asked && r.at != stage::settled) ++judging;
   }
   return fmt::format("referee: {} active ({} in verification, {} with detectors), {} settled by this process, {} peers "
-                     "known, {} required detectors away and still asked",
-                     active_.size(), waiting_verify, judging, settled_count_, peers_.size(), required_.away_count());
+                     "known, {} required detectors or exemplar stores away and counted on",
+                     active_.size(), waiting_verify, judging, settled_count_, peers_.size(), remembered_.away_count());
 }
 
 }  // namespace crucible::referee

@@ -27,7 +27,7 @@
 
 #include "actors/referee/candidate_ledger.hpp"
 #include "actors/referee/referee_options.hpp"
-#include "actors/referee/required_detectors.hpp"
+#include "actors/referee/remembered_peers.hpp"
 #include "messages/codec.hpp"
 
 namespace crucible::referee {
@@ -99,8 +99,11 @@ class referee_core {
   };
 
   // Every detector a candidate judged now is asked: those registered, and
-  // the required ones away within their grace (required_detectors.hpp).
+  // the required ones away within their grace (remembered_peers.hpp).
   std::vector<peer> detectors_to_ask(std::int64_t now) const;
+  // Whether a clean success settled now goes to an exemplar store: one is
+  // registered, or away within its grace.
+  bool exemplar_store_known(std::int64_t now) const;
 
   status advance(candidate_record& r, std::int64_t now);
   status verify_step(candidate_record& r, const msg::Measurement& m, std::int64_t now, bool& waiting);
@@ -125,7 +128,7 @@ class referee_core {
 
   referee_options options_;
   candidate_ledger ledger_;
-  required_detectors required_;  // kept while away, and across restarts
+  remembered_peers remembered_;  // required detectors and exemplar stores, kept while away and across restarts
   std::string sender_;
   hack_sink hacks_;
   settled_hook settled_hook_;

@@ -347,7 +347,7 @@ TEST_CASE("a required detector that drops off the bus is still asked, and its ve
 
 TEST_CASE("a required detector gone for good voids what is judged within its grace, and is forgotten after it") {
   rig r;
-  r.options.required_detector_grace = std::chrono::milliseconds(60000);
+  r.options.peer_grace = std::chrono::milliseconds(60000);
   r.start();
   r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
   r.peer(peer_event("judge-1", m::Role::Detector, {"detect:judge"}, true, false, 1000), 0);
@@ -386,9 +386,9 @@ TEST_CASE("a restarted referee asks the required detectors it knew before the hu
   CHECK(r.settlement("h")->status() == m::SettlementStatus::Hack);
 }
 
-TEST_CASE("with required_detector_grace_ms 0 a required detector that leaves is not asked") {
+TEST_CASE("with peer_grace_ms 0 a required detector that leaves is not asked") {
   rig r;
-  r.options.required_detector_grace = std::chrono::milliseconds(0);
+  r.options.peer_grace = std::chrono::milliseconds(0);
   r.start();
   r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
   r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, false), 0);
@@ -479,6 +479,25 @@ TEST_CASE("clean successes go to the exemplar store when one is registered, and 
   r.settle("bad", 0);
   r.result("measure/bad", measurement("bad", 0, "ev1", m::EvalStatus::Incorrect), "ev1", 10 * ms);
   CHECK_FALSE(r.has_job("insert/bad"));
+}
+
+TEST_CASE("a clean success settled while the exemplar store is away, or before a restarted referee hears of it, is inserted") {
+  rig r;
+  r.peer(peer_event("exemplar", m::Role::Exemplar, {"exemplar.sample", "exemplar.insert"}), 0);
+  r.peer(peer_event("exemplar", m::Role::Exemplar, {"exemplar.sample", "exemplar.insert"}, false), 5 * ms);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 1.3, "ev1"), "ev1", 10 * ms);
+  REQUIRE(r.job("insert/a"));  // queued at the hub until the store is back
+  CHECK(r.out.replies.empty());
+  r.settle("b", 20 * ms);
+  r.restart(30 * ms);  // knows no peer now
+  r.result("measure/b", measurement("b", 1.4, "ev1"), "ev1", 40 * ms);
+  REQUIRE(r.job("insert/b"));
+  r.peer(peer_event("exemplar", m::Role::Exemplar, {"exemplar.sample", "exemplar.insert"}), 50 * ms);
+  r.result("insert/a", {}, "exemplar", 60 * ms);
+  r.result("insert/b", {}, "exemplar", 60 * ms);
+  CHECK(r.settlement("a")->status() == m::SettlementStatus::Success);
+  CHECK(r.settlement("b")->status() == m::SettlementStatus::Success);
 }
 
 TEST_CASE("a settle payload that is not a candidate is refused with a reason") {

@@ -16,7 +16,7 @@ status read(config::section s, referee_options& o) {
   CRUCIBLE_TRY(s.read("unverified", unverified));
   CRUCIBLE_TRY(s.read("detector_deadline_ms", o.detector_deadline));
   CRUCIBLE_TRY(s.read("required_missing", missing));
-  CRUCIBLE_TRY(s.read("required_detector_grace_ms", o.required_detector_grace));
+  CRUCIBLE_TRY(s.read("peer_grace_ms", o.peer_grace));
   CRUCIBLE_TRY(s.read("insert_exemplars", o.insert_exemplars));
   CRUCIBLE_TRY(s.read("reuse_identical", o.reuse_identical));
   CRUCIBLE_TRY(s.read("inject_verify_scale", o.inject_verify_scale));
@@ -40,12 +40,13 @@ status read(config::section s, referee_options& o) {
 
 std::string describe(const referee_options& o) {
   return fmt::format("verify above {:.2f}x or {:.2f}x the task's best verified, agree within {:.0f}%, second device "
-                     "wait {} ms ({} after), detector deadline {} ms (silent required: {}, a required one that left still asked for {} ms), exemplar inserts {}, "
+                     "wait {} ms ({} after), detector deadline {} ms (silent required: {}), exemplar inserts {}, a required detector or exemplar store that left counted on for {} ms, "
                      "identical code {}",
                      o.verify_above, o.verify_above_best, o.agree_within * 100, o.second_device_wait.count(),
                      o.unverified == unverified_policy::void_it ? "void" : "unverified", o.detector_deadline.count(),
                      o.required_missing == missing_verdict_policy::void_it ? "void" : "ignore",
-                     o.required_detector_grace.count(), o.insert_exemplars ? "on" : "off", o.reuse_identical ? "measured once" : "measured each time") +
+                     o.insert_exemplars ? "on" : "off", o.peer_grace.count(),
+                     o.reuse_identical ? "measured once" : "measured each time") +
          (o.inject_verify_scale != 1.0
               ? fmt::format("; FAULT INJECTION: verify measurements scaled by {:.2f}", o.inject_verify_scale)
               : std::string());

@@ -41,12 +41,13 @@ struct referee_options {
   std::chrono::milliseconds detector_deadline{30000};
   // "void" (default) or "ignore": a required detector silent past its deadline.
   missing_verdict_policy required_missing = missing_verdict_policy::void_it;
-  // A required detector that leaves the bus (declared dead, restarted,
-  // stopped) is still asked about the candidates judged within this long of
-  // its leaving (default 120000 ms; 0: forgotten at once): the hub queues its
-  // detect jobs until it is back, and its deadline and required_missing
-  // decide. A stall or a restart never waives a required verdict.
-  std::chrono::milliseconds required_detector_grace{120000};
+  // A required detector or an exemplar store that leaves the bus (declared
+  // dead, restarted, stopped) is still counted on within this long of its
+  // leaving (default 120000 ms; 0: forgotten at once): a candidate judged
+  // then is asked the detector, a clean success settled then is inserted;
+  // the hub queues those jobs until the peer is back, and a detector's
+  // deadline with required_missing decides if it is not (remembered_peers.hpp).
+  std::chrono::milliseconds peer_grace{120000};
   // Clean successes are inserted into the exemplar store (exemplar.insert
   // jobs) when an exemplar service is registered. Default: true.
   bool insert_exemplars = true;
