@@ -28,11 +28,12 @@ if (($# < 2)); then
 fi
 kb=$(realpath "$1")
 debs=$(realpath "$2")
+caller=$PWD  # SUITE_ARGS' and RESULTS' relative paths are the caller's, also when run from a snapshot
+res=$(realpath -m "${RESULTS:-/tmp/crucible-integrity}")
 cd "$(dirname "$0")/../.."
 repo=$PWD
 py=${PYTHON:-$([[ -x /opt/torch/.venv/bin/python3 ]] && echo /opt/torch/.venv/bin/python3 || echo python3)}
 work=/tmp/crucible-integrity
-res=${RESULTS:-$work}
 build=$repo/build-gpu-eval
 steps=${STEPS:-1 2 3 4}
 rm -rf "$work" && mkdir -p "$work" "$res"
@@ -104,8 +105,9 @@ fi
 if [[ " $steps " == *" 4 "* ]]; then
   echo "=== 4. the real corpus"
   # shellcheck disable=SC2086
-  "$py" tools/gpu/cuda_l1_suite.py run --work "$work/suite" --bench "$build/bin/crucible-bench-eval" \
-    --results "$res/results.jsonl" --budget-s "$(left)" ${SUITE_ARGS:---identity $kb --all}
+  (cd "$caller" && "$py" "$repo/tools/gpu/cuda_l1_suite.py" run --work "$work/suite" \
+    --bench "$build/bin/crucible-bench-eval" --results "$res/results.jsonl" --budget-s "$(left)" \
+    ${SUITE_ARGS:---identity $kb --all})
 fi
 echo "total: $SECONDS s"
 # Every file in one archive that sorts first: the device tool brings back only
