@@ -271,10 +271,13 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
     for (auto k : *e->job_kinds()) p.kinds.emplace_back(str(k));
   p.required = e->required();
   p.deadline_ms = e->deadline_ms();
-  CRUCIBLE_TRY(remembered_.joined(name, p.role == m::Role::Detector && p.required, p.kinds, p.deadline_ms));
+  // Known at once even when its record cannot be written (a full disk): the
+  // registry's next republication writes it.
+  auto listed = remembered_.joined(name, p.role == m::Role::Detector && p.required, p.kinds, p.deadline_ms);
   if (p.takes_inserts() && (known == peers_.end() || !known->second.takes_inserts()))
     spdlog::info("referee: exemplar store {} known: clean successes go to it from now on", name);
   peers_[name] = std::move(p);
+  if (!listed) return listed;
   return on_tick(now);
 }
 

@@ -544,6 +544,23 @@ TEST_CASE("a settle job whose candidate cannot be written leaves nothing behind 
   CHECK(r.settlement("none")->status() == m::SettlementStatus::NoCode);
 }
 
+TEST_CASE("a required detector whose record cannot be written is asked all the same, and listed when registered again") {
+  rig r;
+  r.kv->fail_next_writes(1);
+  auto refused = r.core->on_peer_event(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 0);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == errc::io);
+  r.settle("a", 0);
+  r.result("measure/a", measurement("a", 1.8, "ev1"), "ev1", 10 * ms);
+  CHECK(r.has_job("detect/a/static"));
+  // The registry's next republication writes it: a restart then still asks it.
+  r.peer(peer_event("static-1", m::Role::Detector, {"detect:static"}, true, true, 5000), 20 * ms);
+  r.settle("b", 30 * ms);
+  r.restart(40 * ms);
+  r.result("measure/b", measurement("b", 1.8, "ev1"), "ev1", 50 * ms);
+  CHECK(r.has_job("detect/b/static"));
+}
+
 TEST_CASE("a result that cannot be recorded is not acknowledged, nothing follows from it, and given again it settles once") {
   rig r;
   r.two_evaluators(0);
