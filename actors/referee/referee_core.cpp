@@ -257,13 +257,13 @@ status referee_core::on_peer_event(const bytes& event, std::int64_t now) {
   auto known = peers_.find(name);
   if (!e->joined()) {
     if (known == peers_.end()) return {};
-    if (((known->second.role == m::Role::Detector && known->second.required) || known->second.takes_inserts()) &&
-        options_.peer_grace.count() > 0)
-      spdlog::warn("referee: {} {} left the bus; counted on for {} ms more (its jobs wait at the hub)",
-                   known->second.takes_inserts() ? "exemplar store" : "required detector", name,
-                   options_.peer_grace.count());
     peers_.erase(known);
-    return remembered_.left(name, now);
+    auto away = remembered_.left(name, now);
+    if (!away) return away.error();
+    if (*away)
+      spdlog::warn("referee: {} {} left the bus; counted on for {} ms more (its jobs wait at the hub)",
+                   (*away)->detector ? "required detector" : "exemplar store", name, options_.peer_grace.count());
+    return {};
   }
   peer p;
   p.role = e->role();

@@ -40,8 +40,8 @@ status read(config::section s, referee_options& o) {
 
 std::string describe(const referee_options& o) {
   return fmt::format("verify above {:.2f}x or {:.2f}x the task's best verified, agree within {:.0f}%, second device "
-                     "wait {} ms ({} after), detector deadline {} ms (silent required: {}), exemplar inserts {}, a required detector or exemplar store that left counted on for {} ms, "
-                     "identical code {}",
+                     "wait {} ms ({} after), detector deadline {} ms (silent required: {}), exemplar inserts {}, a "
+                     "required detector or exemplar store that left counted on for {} ms, identical code {}",
                      o.verify_above, o.verify_above_best, o.agree_within * 100, o.second_device_wait.count(),
                      o.unverified == unverified_policy::void_it ? "void" : "unverified", o.detector_deadline.count(),
                      o.required_missing == missing_verdict_policy::void_it ? "void" : "ignore",

@@ -80,12 +80,15 @@ status remembered_peers::joined(const std::string& name, bool required_detector,
   return {};
 }
 
-status remembered_peers::left(const std::string& name, std::int64_t now) {
+result<const remembered_peers::peer*> remembered_peers::left(const std::string& name, std::int64_t now) {
   auto it = listed_.find(name);
-  if (it == listed_.end()) return {};
-  if (grace_.count() == 0) return forget(name);
+  if (it == listed_.end()) return nullptr;
+  if (grace_.count() == 0) {
+    CRUCIBLE_TRY(forget(name));
+    return nullptr;
+  }
   it->second.away_until_ns = now + std::chrono::nanoseconds(grace_).count();
-  return {};
+  return &it->second;
 }
 
 result<std::vector<std::string>> remembered_peers::expire(std::int64_t now) {

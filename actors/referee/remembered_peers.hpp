@@ -46,8 +46,9 @@ class remembered_peers {
   // exemplar.insert (written when new or changed), unlisted otherwise.
   status joined(const std::string& name, bool required_detector, const std::vector<std::string>& kinds,
                 std::uint32_t deadline_ms);
-  // A listed peer left the bus at now (a grace of 0 forgets it at once).
-  status left(const std::string& name, std::int64_t now_ns);
+  // A peer left the bus at now: the listed one it was, while it is counted
+  // on away (nullptr: not listed, or a grace of 0 forgot it at once).
+  result<const peer*> left(const std::string& name, std::int64_t now_ns);
   // Forgets those away past their grace; returns their names.
   result<std::vector<std::string>> expire(std::int64_t now_ns);
   // Those away within their grace, to be counted on as if registered.

@@ -25,7 +25,10 @@ TEST_CASE("a required detector that leaves is away for the grace, then forgotten
   remembered_peers r(kv, std::chrono::milliseconds(1000));
   REQUIRE(r.joined("static-1", true, static_kinds, 5000).ok());
   CHECK(names_away(r, 0).empty());  // on the bus: asked as a registered peer, not from here
-  REQUIRE(r.left("static-1", 100 * ms).ok());
+  auto left = r.left("static-1", 100 * ms);
+  REQUIRE(left.ok());
+  REQUIRE(*left);
+  CHECK((*left)->detector);
   auto away = r.away(1099 * ms);
   REQUIRE(away.size() == 1);
   CHECK(away[0].first == "static-1");
@@ -74,7 +77,9 @@ TEST_CASE("with a grace of 0 a required detector that leaves is forgotten at onc
   auto kv = std::make_shared<storage::memory_store>();
   remembered_peers r(kv, std::chrono::milliseconds(0));
   REQUIRE(r.joined("static-1", true, static_kinds, 0).ok());
-  REQUIRE(r.left("static-1", 0).ok());
+  auto left = r.left("static-1", 0);
+  REQUIRE(left.ok());
+  CHECK(*left == nullptr);
   CHECK(names_away(r, 0).empty());
   remembered_peers again(kv, std::chrono::milliseconds(0));
   REQUIRE(again.recover(0).ok());
