@@ -8,6 +8,9 @@
 //   decode_attention  one query per row against the cache, split over
 //                     chunks of keys, then the chunks combined (about 8)
 //   silu_mul          SwiGLU's silu(gate) * up (2)
+//   small_product     a matrix product of 1 to 8 rows (decode_product.cu),
+//                     where cuBLAS's skinny kernels are far from the
+//                     memory bandwidth
 //   choose_tokens     the next token, greedy or sampled, and its log-prob
 //                     (about 10, outside the graph)
 //
@@ -33,6 +36,7 @@ enum class element : int { f32, bf16, f16 };
 constexpr int kMaxGroup = 16;       // num_attention_heads / num_key_value_heads
 constexpr int kMaxHeadDim = 256;
 constexpr int kKeysPerChunk = 128;  // keys one block of decode_attention reads
+constexpr int kMaxProductRows = 8;  // rows small_product takes
 
 // Every launcher returns null when the launch went through, else CUDA's
 // message. `stream` is a cudaStream_t.
@@ -64,6 +68,18 @@ const char* decode_attention(element type, const void* q, const void* keys, cons
 
 // gate_up [rows, 2 inter] (gate, then up) -> out [rows, inter] = silu(gate) * up.
 const char* silu_mul(element type, const void* gate_up, void* out, int rows, int inter, void* stream);
+
+// True when small_product takes these: 1 to kMaxProductRows rows, k
+// elements a row making a multiple of 16 bytes, x and w on 16 bytes.
+bool small_product_fits(element type, int rows, int k, const void* x, const void* w);
+
+// y [rows, n] = x [rows, k] w^T (+ bias [n] when not null), w [n, k] as
+// nn.Linear keeps it, accumulated in fp32 and rounded to the element type
+// (as cuBLAS's product with its bias epilogue); y is fp32 when fp32_out (the
+// logits: the rounded value widened, as LibTorch's .to(float) after it).
+// Refused with a message where small_product_fits is false.
+const char* small_product(element type, const void* x, const void* w, const void* bias, void* y, bool fp32_out,
+                          int rows, int k, int n, void* stream);
 
 // The next token of every row of logits [batch, vocab] (fp32): with uniform
 // null, the first largest logit (greedy); else, with uniform [batch] (fp32 in

@@ -1,6 +1,7 @@
 // causal_lm::decode_step on CUDA with the fused kernels of decode_kernels.hpp:
-// per layer the q/k/v, o, gate/up and down matrix products stay LibTorch's
-// (cuBLAS), and everything between them is one kernel each (RMSNorm with the
+// per layer the q/k/v, o, gate/up and down matrix products (and the logits)
+// are small_product at batch 1 to 8 and LibTorch's (cuBLAS) above, or with
+// adapters; everything between them is one kernel each (RMSNorm with the
 // residual add before it, RoPE with the cache write, the attention in two,
 // SwiGLU's product): about 10 kernels a layer where the LibTorch decode step
 // launches about 40. decode_runner captures it as a CUDA graph like the
@@ -35,6 +36,22 @@ dk::element element_of(torch::ScalarType type) {
 
 void launched(const char* error, const char* kernel) {
   TORCH_CHECK(error == nullptr, "fused decode: ", kernel, ": ", error ? error : "");
+}
+
+// x [rows, k] w^T (+ b) by small_product where it takes the shapes (1 to 8
+// rows), else LibTorch's linear; fp32_out for the logits.
+torch::Tensor product(dk::element type, const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
+                      void* stream, bool fp32_out = false) {
+  const int rows = static_cast<int>(x.size(0)), k = static_cast<int>(x.size(1)), n = static_cast<int>(w.size(0));
+  if (!x.is_contiguous() || !w.is_contiguous() || !dk::small_product_fits(type, rows, k, x.data_ptr(), w.data_ptr())) {
+    auto y = linear(x, w, b);
+    return fp32_out ? y.to(torch::kFloat32) : y;
+  }
+  auto y = torch::empty({rows, n}, x.options().dtype(fp32_out ? torch::kFloat32 : x.scalar_type()));
+  launched(dk::small_product(type, x.data_ptr(), w.data_ptr(), b.defined() ? b.data_ptr() : nullptr, y.data_ptr(),
+                             fp32_out, rows, k, n, stream),
+           "small_product");
+  return y;
 }
 }  // namespace
 
@@ -79,7 +96,7 @@ torch::Tensor causal_lm::fused_decode_step(const torch::Tensor& ids, const torch
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     auto& l = *layers_[i];
     auto qkv = fused_projections && l.qkv_w.defined()
-                   ? linear(h, l.qkv_w, l.qkv_b)
+                   ? product(type, h, l.qkv_w, l.qkv_b, stream)
                    : torch::cat({project(i, 0, h, l.q_w, l.q_b), project(i, 1, h, l.k_w, l.k_b),
                                  project(i, 2, h, l.v_w, l.v_b)},
                                 -1);
@@ -92,23 +109,27 @@ torch::Tensor causal_lm::fused_decode_step(const torch::Tensor& ids, const torch
                                   key_mask.data_ptr<bool>(), at, attended.data_ptr(), scratch.data_ptr<float>(), batch,
                                   heads, kv_heads, d, capacity, scale, stream),
              "decode_attention");
-    auto o = project(i, 3, attended, l.o_w, l.o_b).contiguous();
+    auto o = (fused_projections ? product(type, attended, l.o_w, l.o_b, stream)
+                                : project(i, 3, attended, l.o_w, l.o_b))
+                 .contiguous();
     launched(dk::add_rms_norm(type, x.data_ptr(), o.data_ptr(), l.post_norm.data_ptr(), h.data_ptr(), batch, hidden,
                               eps, stream),
              "add_rms_norm");
     auto gate_up = fused_projections && l.gate_up_w.defined()
-                       ? linear(h, l.gate_up_w, l.gate_up_b)
+                       ? product(type, h, l.gate_up_w, l.gate_up_b, stream)
                        : torch::cat({project(i, 4, h, l.gate_w, l.gate_b), project(i, 5, h, l.up_w, l.up_b)}, -1);
     gate_up = gate_up.contiguous();
     launched(dk::silu_mul(type, gate_up.data_ptr(), act.data_ptr(), batch, inter, stream), "silu_mul");
-    auto down = project(i, 6, act, l.down_w, l.down_b).contiguous();
+    auto down = (fused_projections ? product(type, act, l.down_w, l.down_b, stream)
+                                   : project(i, 6, act, l.down_w, l.down_b))
+                    .contiguous();
     // The residual add, then the next layer's input norm (the final norm after the last).
     const auto& next_norm = i + 1 < layers_.size() ? layers_[i + 1]->input_norm : final_norm_;
     launched(dk::add_rms_norm(type, x.data_ptr(), down.data_ptr(), next_norm.data_ptr(), h.data_ptr(), batch, hidden,
                               eps, stream),
              "add_rms_norm");
   }
-  return logits(h);
+  return product(type, h, lm_head_, torch::Tensor(), stream, /*fp32_out=*/true);
 }
 
 std::pair<torch::Tensor, torch::Tensor> fused_choose(const torch::Tensor& logits, double temperature,

@@ -299,6 +299,24 @@ std::shared_ptr<causal_lm> random_cuda_model(std::int64_t heads, std::int64_t kv
   return model;
 }
 
+// The network in fp32, the same in bf16 (its weights rounded), and fp32 on
+// the rounded weights: the reference both bf16 steps are compared against.
+struct cuda_models {
+  std::shared_ptr<causal_lm> f32, bf16, exact;
+};
+cuda_models random_cuda_models(std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim, bool bias) {
+  cuda_models m{random_cuda_model(heads, kv_heads, head_dim, bias, dtype::f32),
+                random_cuda_model(heads, kv_heads, head_dim, bias, dtype::bf16),
+                random_cuda_model(heads, kv_heads, head_dim, bias, dtype::f32)};
+  torch::NoGradGuard no_grad;
+  auto from = m.f32->parameters(), to16 = m.bf16->parameters(), to32 = m.exact->parameters();
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    to16[i].copy_(from[i]);
+    to32[i].copy_(to16[i]);
+  }
+  return m;
+}
+
 TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's logits and keys") {
   if (!torch::cuda::is_available()) {
     MESSAGE("no CUDA device: skipped");
@@ -315,21 +333,10 @@ TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's log
   const std::int64_t batch = 3, capacity = 700;
   for (const shape s : {shape{4, 2, 16, true}, shape{14, 2, 64, true}, shape{4, 4, 128, false}, shape{16, 1, 32, false}}) {
     INFO("heads " << s.heads << ", kv_heads " << s.kv_heads << ", head_dim " << s.head_dim);
-    auto f32 = random_cuda_model(s.heads, s.kv_heads, s.head_dim, s.bias, dtype::f32);
+    auto [f32, bf16, exact] = random_cuda_models(s.heads, s.kv_heads, s.head_dim, s.bias);
     if (!f32->fused_decode_available()) {
       MESSAGE("this build has no fused decode kernels: skipped");
       return;
-    }
-    // The same network in bf16 (its weights rounded), and fp32 on the rounded weights.
-    auto bf16 = random_cuda_model(s.heads, s.kv_heads, s.head_dim, s.bias, dtype::bf16);
-    auto exact = random_cuda_model(s.heads, s.kv_heads, s.head_dim, s.bias, dtype::f32);
-    {
-      torch::NoGradGuard no_grad;
-      auto from = f32->parameters(), to16 = bf16->parameters(), to32 = exact->parameters();
-      for (std::size_t i = 0; i < from.size(); ++i) {
-        to16[i].copy_(from[i]);
-        to32[i].copy_(to16[i]);
-      }
     }
     c10::InferenceMode inference;
     auto gen = at::detail::createCPUGenerator(29);
@@ -404,6 +411,53 @@ TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's log
     CHECK((fused - plain).abs().max().item<double>() <= kTolerance);
     f32->set_adapters(nullptr);
     CHECK((f32->decode_step(ids, positions, slot, mask, caches[1], true) - fused).abs().max().item<double>() > kTolerance);
+  }
+}
+
+TEST_CASE("on CUDA, the fused step gives LibTorch's logits at every row count of small_product and past it") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("no CUDA device: skipped");
+    return;
+  }
+  // small_product computes the projections and the logits at 1 to 8 rows
+  // (kernels for 1, 2, up to 4 and up to 8); at 9 LibTorch's linear does.
+  const std::int64_t capacity = 200, at = 150;
+  auto [f32, bf16, exact] = random_cuda_models(14, 2, 64, true);
+  if (!f32->fused_decode_available()) {
+    MESSAGE("this build has no fused decode kernels: skipped");
+    return;
+  }
+  c10::InferenceMode inference;
+  auto gen = at::detail::createCPUGenerator(31);
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  for (const std::int64_t batch : {1, 2, 3, 5, 8, 9}) {
+    INFO("batch " << batch);
+    auto mask = torch::ones({batch, capacity}, cuda.dtype(torch::kBool));
+    auto ids = torch::randint(300, {batch, 1}, gen).to(torch::kCUDA);
+    auto positions = torch::full({batch, 1}, at, cuda.dtype(torch::kInt64));
+    auto slot = torch::full({1}, at, cuda.dtype(torch::kInt64));
+    auto keys = torch::randn({batch, 2, capacity, 64}, gen).to(torch::kBFloat16).to(torch::kFloat32);
+    auto values = torch::randn({batch, 2, capacity, 64}, gen).to(torch::kBFloat16).to(torch::kFloat32);
+    auto logits = [&](causal_lm& m, bool fused) {
+      auto cache = m.make_cache(batch, capacity);
+      for (std::size_t layer = 0; layer < cache.keys.size(); ++layer) {
+        cache.keys[layer].copy_(keys);
+        cache.values[layer].copy_(values);
+      }
+      return m.decode_step(ids, positions, slot, mask, cache, fused);
+    };
+    auto torch32 = logits(*f32, false), fused32 = logits(*f32, true);
+    REQUIRE((fused32.scalar_type() == torch::kFloat32));
+    REQUIRE((fused32.sizes() == torch32.sizes()));
+    CHECK((fused32 - torch32).abs().max().item<double>() <= kTolerance);
+    // bf16: no farther from the fp32 network on the same weights than
+    // LibTorch's bf16 step (the bound of the case above).
+    auto reference = logits(*exact, false);
+    const double fused_error = (logits(*bf16, true) - reference).abs().max().item<double>();
+    const double torch_error = (logits(*bf16, false) - reference).abs().max().item<double>();
+    const double ulp = reference.abs().max().item<double>() / 128;
+    CHECK_MESSAGE(fused_error <= 2 * torch_error + ulp,
+                  "bf16 fused " << fused_error << " against LibTorch's bf16 " << torch_error << " from fp32");
   }
 }
 
