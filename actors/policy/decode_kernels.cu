@@ -62,6 +62,66 @@ struct attention_scratch {
   float* out;      // [batch * heads * chunks][d]
 };
 
+// The value phase of attention_chunk_kernel where a value row splits into
+// 16-byte pieces that divide the block: thread (piece, subset) reads piece
+// `piece` of the keys subset, subset + subsets, ... (one 16-byte load each)
+// for kQueryPass queries at a time, and the subsets' sums are added in shared
+// memory. Each thread issues n / subsets loads per pass, where one thread a
+// (query, dimension) would issue n dependent scalar ones.
+constexpr int kQueryPass = 4;
+
+template <typename T>
+__host__ __device__ constexpr bool vector_values(int d) {
+  return d % (16 / static_cast<int>(sizeof(T))) == 0 && kKeysPerChunk % (d / (16 / static_cast<int>(sizeof(T)))) == 0;
+}
+
+// Floats of shared memory weigh_values_vectored adds after the probabilities.
+template <typename T>
+constexpr int vectored_partials(int d) {
+  return kKeysPerChunk / (d / (16 / static_cast<int>(sizeof(T)))) * kQueryPass * d;
+}
+
+// out [group][chunks][d] (the scratch rows of the block's queries, chunk
+// stride d * chunks) = probs [group][kKeysPerChunk] x v0 [n][d].
+template <typename T>
+__device__ void weigh_values_vectored(const T* v0, const float* probs, float* partial, float* out, int n, int group,
+                                      int d, int chunks) {
+  constexpr int kVector = 16 / sizeof(T);
+  const int pieces = d / kVector, subsets = kKeysPerChunk / pieces;
+  const int piece = threadIdx.x % pieces, subset = threadIdx.x / pieces;
+  for (int g0 = 0; g0 < group; g0 += kQueryPass) {
+    float acc[kQueryPass][kVector];
+#pragma unroll
+    for (int gg = 0; gg < kQueryPass; ++gg)
+#pragma unroll
+      for (int jj = 0; jj < kVector; ++jj) acc[gg][jj] = 0.f;
+    for (int t = subset; t < n; t += subsets) {
+      const uint4 raw = *reinterpret_cast<const uint4*>(v0 + static_cast<size_t>(t) * d + piece * kVector);
+      const T* v = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+      for (int gg = 0; gg < kQueryPass; ++gg) {
+        // A masked key's probability is 0 and its value may be anything (never read into the sum).
+        const float p = g0 + gg < group ? probs[(g0 + gg) * kKeysPerChunk + t] : 0.f;
+#pragma unroll
+        for (int jj = 0; jj < kVector; ++jj) acc[gg][jj] += p != 0.f ? p * to_float(v[jj]) : 0.f;
+      }
+    }
+#pragma unroll
+    for (int gg = 0; gg < kQueryPass; ++gg)
+#pragma unroll
+      for (int jj = 0; jj < kVector; ++jj) partial[(subset * kQueryPass + gg) * d + piece * kVector + jj] = acc[gg][jj];
+    __syncthreads();
+    for (int i = threadIdx.x; i < kQueryPass * d; i += blockDim.x) {
+      const int gg = i / d, j = i % d;
+      if (g0 + gg >= group) continue;
+      float sum = 0.f;
+      for (int s2 = 0; s2 < subsets; ++s2) sum += partial[(s2 * kQueryPass + gg) * d + j];
+      out[static_cast<size_t>(g0 + gg) * chunks * d + j] = sum;
+    }
+    __syncthreads();
+  }
+}
+
 // One block per (chunk of kKeysPerChunk keys, key/value head, row); thread t
 // scores key chunk * kKeysPerChunk + t against the group's queries.
 template <typename T>
@@ -139,6 +199,11 @@ __global__ void attention_chunk_kernel(const T* q, const T* keys, const T* value
   const std::int64_t end = last + 1 < capacity ? last + 1 : capacity;  // keys past it: not attended
   const int n = end - first < kKeysPerChunk ? static_cast<int>(end - first) : kKeysPerChunk;
   const T* v0 = values + ((static_cast<size_t>(b) * kv_heads + kv) * capacity + first) * d;
+  if (vector_values<T>(d)) {
+    weigh_values_vectored<T>(v0, probs, probs + group * kKeysPerChunk, scratch.out + (head0 * chunks + chunk) * d,
+                             n, group, d, chunks);
+    return;
+  }
   for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
     const int g = i / d, j = i % d;
     const float* p = probs + g * kKeysPerChunk;
@@ -315,10 +380,12 @@ const char* decode_attention(element type, const void* q, const void* keys, cons
     return "decode_kernels: decode_attention takes at most 16 query heads a key/value head and head_dim 256";
   const std::size_t entries = static_cast<std::size_t>(batch) * heads * chunks;
   const attention_scratch parts{scratch, scratch + 2 * entries};
-  const std::size_t shared = static_cast<std::size_t>(group) * (head_dim + kKeysPerChunk) * sizeof(float);
   auto* s = static_cast<cudaStream_t>(stream);
   return dispatch(type, [&](auto* tag) -> const char* {
     using T = std::remove_pointer_t<decltype(tag)>;
+    const std::size_t shared =
+        (static_cast<std::size_t>(group) * (head_dim + kKeysPerChunk) +
+         (vector_values<T>(head_dim) ? vectored_partials<T>(head_dim) : 0)) * sizeof(float);
     attention_chunk_kernel<T><<<dim3(chunks, kv_heads, batch), kKeysPerChunk, shared, s>>>(
         static_cast<const T*>(q), static_cast<const T*>(keys), static_cast<const T*>(values), key_mask, slot, parts,
         heads, kv_heads, head_dim, capacity, scale);
