@@ -10,7 +10,8 @@
 //   silu_mul          SwiGLU's silu(gate) * up (2)
 //   small_product     a matrix product of 1 to 8 rows (decode_product.cu),
 //                     where cuBLAS's skinny kernels are far from the
-//                     memory bandwidth
+//                     memory bandwidth; gated_small_product, the down
+//                     projection with silu_mul read in place
 //   choose_tokens     the next token, greedy or sampled, and its log-prob
 //                     (about 10, outside the graph)
 //
@@ -80,6 +81,13 @@ bool small_product_fits(element type, int rows, int k, const void* x, const void
 // Refused with a message where small_product_fits is false.
 const char* small_product(element type, const void* x, const void* w, const void* bias, void* y, bool fp32_out,
                           int rows, int k, int n, void* stream);
+
+// The MLP's down projection with SwiGLU's product read in place: y [rows, n]
+// = silu_mul(gate_up) w^T (+ bias), gate_up [rows, 2k], each input element
+// rounded as silu_mul rounds it, so that the result is silu_mul's then
+// small_product's without the [rows, k] tensor between them or its kernel.
+const char* gated_small_product(element type, const void* gate_up, const void* w, const void* bias, void* y, int rows,
+                                int k, int n, void* stream);
 
 // The next token of every row of logits [batch, vocab] (fp32): with uniform
 // null, the first largest logit (greedy); else, with uniform [batch] (fp32 in

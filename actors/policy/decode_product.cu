@@ -17,10 +17,34 @@ namespace {
 constexpr int kProductWarps = 4;  // output columns per block, a warp each
 constexpr int kInFlight = 4;      // 16-byte weight loads a lane issues before using them
 
+// Eight or four elements of row r of the product's input at vector v: x's
+// own, or with Gated, SwiGLU's silu(gate) * up from x = gate_up [rows, 2k]
+// rounded as silu_mul_kernel rounds them.
+template <typename T, bool Gated>
+__device__ __forceinline__ uint4 input_vector(const T* __restrict__ x, int r, int v, int k) {
+  if constexpr (!Gated) {
+    return __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(r) * k) + v);
+  } else {
+    constexpr int kVector = 16 / sizeof(T);
+    const T* row = x + static_cast<size_t>(r) * 2 * k;
+    const uint4 g = __ldg(reinterpret_cast<const uint4*>(row) + v), u = __ldg(reinterpret_cast<const uint4*>(row + k) + v);
+    const T* gt = reinterpret_cast<const T*>(&g);
+    const T* ut = reinterpret_cast<const T*>(&u);
+    uint4 out;
+    T* ot = reinterpret_cast<T*>(&out);
+#pragma unroll
+    for (int j = 0; j < kVector; ++j) {
+      const float gv = to_float(gt[j]);
+      ot[j] = from_float<T>(round_to<T>(gv / (1.f + expf(-gv))) * to_float(ut[j]));
+    }
+    return out;
+  }
+}
+
 // y[r, col] = sum_k x[r, k] * w[col, k] (+ bias[col]) for r < rows <= R,
 // accumulated in fp32, rounded to T (and stored as O: T, or fp32 for the
 // logits, which LibTorch rounds to T before widening).
-template <typename T, typename O, int R>
+template <typename T, typename O, int R, bool Gated>
 __global__ void small_product_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                                      O* __restrict__ y, int rows, int k, int n) {
   constexpr int kVector = 16 / sizeof(T);
@@ -47,7 +71,7 @@ __global__ void small_product_kernel(const T* __restrict__ x, const T* __restric
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         if (r >= rows) break;
-        const uint4 xraw = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(r) * k) + v);
+        const uint4 xraw = input_vector<T, Gated>(x, r, v, k);
         const T* xt = reinterpret_cast<const T*>(&xraw);
 #pragma unroll
         for (int j = 0; j < kVector; ++j) acc[r] += to_float(wt[j]) * to_float(xt[j]);
@@ -63,14 +87,14 @@ __global__ void small_product_kernel(const T* __restrict__ x, const T* __restric
   }
 }
 
-template <typename T, typename O>
+template <typename T, typename O, bool Gated>
 const char* launch_small_product(const T* x, const T* w, const T* bias, O* y, int rows, int k, int n,
                                  cudaStream_t stream) {
   const dim3 grid((n + kProductWarps - 1) / kProductWarps), block(kProductWarps * kWarp);
-  if (rows == 1) small_product_kernel<T, O, 1><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
-  else if (rows == 2) small_product_kernel<T, O, 2><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
-  else if (rows <= 4) small_product_kernel<T, O, 4><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
-  else small_product_kernel<T, O, kMaxProductRows><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
+  if (rows == 1) small_product_kernel<T, O, 1, Gated><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
+  else if (rows == 2) small_product_kernel<T, O, 2, Gated><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
+  else if (rows <= 4) small_product_kernel<T, O, 4, Gated><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
+  else small_product_kernel<T, O, kMaxProductRows, Gated><<<grid, block, 0, stream>>>(x, w, bias, y, rows, k, n);
   return launched();
 }
 
@@ -92,8 +116,20 @@ const char* small_product(element type, const void* x, const void* w, const void
     const auto* xt = static_cast<const T*>(x);
     const auto* wt = static_cast<const T*>(w);
     const auto* bt = static_cast<const T*>(bias);
-    return fp32_out ? launch_small_product(xt, wt, bt, static_cast<float*>(y), rows, k, n, s)
-                    : launch_small_product(xt, wt, bt, static_cast<T*>(y), rows, k, n, s);
+    return fp32_out ? launch_small_product<T, float, false>(xt, wt, bt, static_cast<float*>(y), rows, k, n, s)
+                    : launch_small_product<T, T, false>(xt, wt, bt, static_cast<T*>(y), rows, k, n, s);
+  });
+}
+
+const char* gated_small_product(element type, const void* gate_up, const void* w, const void* bias, void* y, int rows,
+                                int k, int n, void* stream) {
+  if (!small_product_fits(type, rows, k, gate_up, w))
+    return "decode_kernels: gated_small_product takes 1 to 8 rows, 16-byte aligned, of a multiple of 16 bytes";
+  auto* s = static_cast<cudaStream_t>(stream);
+  return dispatch(type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return launch_small_product<T, T, true>(static_cast<const T*>(gate_up), static_cast<const T*>(w),
+                                            static_cast<const T*>(bias), static_cast<T*>(y), rows, k, n, s);
   });
 }
 

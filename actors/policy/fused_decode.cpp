@@ -3,8 +3,9 @@
 // are small_product at batch 1 to 8 and LibTorch's (cuBLAS) above, or with
 // adapters; everything between them is one kernel each (RMSNorm with the
 // residual add before it, RoPE with the cache write, the attention in two,
-// SwiGLU's product): about 10 kernels a layer where the LibTorch decode step
-// launches about 40. decode_runner captures it as a CUDA graph like the
+// SwiGLU's product, which the down projection reads in place where
+// small_product computes it): about 9 kernels a layer where the LibTorch
+// decode step launches about 40. decode_runner captures it as a CUDA graph like the
 // other. Without the kernels in the build (CPU, Debian's LibTorch),
 // fused_decode_available() is false and decode_step never comes here.
 #include "actors/policy/causal_lm.hpp"
@@ -87,7 +88,7 @@ torch::Tensor causal_lm::fused_decode_step(const torch::Tensor& ids, const torch
   auto h = torch::empty_like(x);                                         // x normalised
   auto q = torch::empty({batch, heads * d}, x.options());
   auto attended = torch::empty({batch, heads * d}, x.options());
-  auto act = torch::empty({batch, inter}, x.options());
+  torch::Tensor act;  // SwiGLU's product, where the down projection does not read it in place
   auto scratch = torch::empty({static_cast<std::int64_t>(dk::decode_attention_scratch(batch, heads, d, capacity))},
                               x.options().dtype(torch::kFloat32));
   launched(dk::add_rms_norm(type, x.data_ptr(), nullptr, layers_[0]->input_norm.data_ptr(), h.data_ptr(), batch,
@@ -119,10 +120,22 @@ torch::Tensor causal_lm::fused_decode_step(const torch::Tensor& ids, const torch
                        ? product(type, h, l.gate_up_w, l.gate_up_b, stream)
                        : torch::cat({project(i, 4, h, l.gate_w, l.gate_b), project(i, 5, h, l.up_w, l.up_b)}, -1);
     gate_up = gate_up.contiguous();
-    launched(dk::silu_mul(type, gate_up.data_ptr(), act.data_ptr(), batch, inter, stream), "silu_mul");
-    auto down = (fused_projections ? product(type, act, l.down_w, l.down_b, stream)
-                                   : project(i, 6, act, l.down_w, l.down_b))
-                    .contiguous();
+    torch::Tensor down;
+    if (fused_projections && l.down_w.is_contiguous() &&
+        dk::small_product_fits(type, batch, inter, gate_up.data_ptr(), l.down_w.data_ptr())) {
+      // SwiGLU's product read in place by the down projection: no act, no silu_mul.
+      down = torch::empty({batch, hidden}, x.options());
+      launched(dk::gated_small_product(type, gate_up.data_ptr(), l.down_w.data_ptr(),
+                                       l.down_b.defined() ? l.down_b.data_ptr() : nullptr, down.data_ptr(), batch,
+                                       inter, hidden, stream),
+               "gated_small_product");
+    } else {
+      if (!act.defined()) act = torch::empty({batch, inter}, x.options());
+      launched(dk::silu_mul(type, gate_up.data_ptr(), act.data_ptr(), batch, inter, stream), "silu_mul");
+      down = (fused_projections ? product(type, act, l.down_w, l.down_b, stream)
+                                : project(i, 6, act, l.down_w, l.down_b))
+                 .contiguous();
+    }
     // The residual add, then the next layer's input norm (the final norm after the last).
     const auto& next_norm = i + 1 < layers_.size() ? layers_[i + 1]->input_norm : final_norm_;
     launched(dk::add_rms_norm(type, x.data_ptr(), down.data_ptr(), next_norm.data_ptr(), h.data_ptr(), batch, hidden,
