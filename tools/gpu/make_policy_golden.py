@@ -409,7 +409,8 @@ def main():
     parser.add_argument("--bench-shape", choices=sorted(BENCH_SHAPES), default="0.5b",
                         help="the bench model's shape: Qwen2.5-0.5B's or Qwen2-7B's (also for --bench-table)")
     parser.add_argument("--bench-model-only", action="store_true", help="with --bench: only make the model")
-    parser.add_argument("--batches", default="1,8,64")
+    parser.add_argument("--batches", default="1,8,64",
+                        help="transformers' batch sizes; empty: only the copy bandwidth")
     parser.add_argument("--prompt-tokens", type=int, default=512)
     parser.add_argument("--new-tokens", type=int, default=512)
     parser.add_argument("--bench-table", metavar="JSONL", help="print the benchmark table from JSON lines")
@@ -419,7 +420,7 @@ def main():
     if args.bench:
         bench_model(os.path.abspath(args.bench), args.bench_shape)
         if not args.bench_model_only:
-            bench_transformers(os.path.abspath(args.bench), [int(b) for b in args.batches.split(",")],
+            bench_transformers(os.path.abspath(args.bench), [int(b) for b in args.batches.split(",") if b],
                                args.prompt_tokens, args.new_tokens, args.bench_shape)
         return
     if args.bench_table:
