@@ -38,6 +38,7 @@ constexpr int kMaxGroup = 16;       // num_attention_heads / num_key_value_heads
 constexpr int kMaxHeadDim = 256;
 constexpr int kKeysPerChunk = 128;  // keys one block of decode_attention reads
 constexpr int kMaxProductRows = 8;  // rows small_product takes
+constexpr int kMaxNormedBytes = 96 * 1024;  // normed_small_product's input, in shared memory
 
 // Every launcher returns null when the launch went through, else CUDA's
 // message. `stream` is a cudaStream_t.
@@ -88,6 +89,19 @@ const char* small_product(element type, const void* x, const void* w, const void
 // small_product's without the [rows, k] tensor between them or its kernel.
 const char* gated_small_product(element type, const void* gate_up, const void* w, const void* bias, void* y, int rows,
                                 int k, int n, void* stream);
+
+// True when normed_small_product takes these: small_product_fits, and the
+// input's rows * k elements within kMaxNormedBytes.
+bool normed_small_product_fits(element type, int rows, int k, const void* x, const void* w);
+
+// add_rms_norm and the product after it in one kernel: y [rows, n] =
+// (RMSNorm(x + delta) * norm_weight) w^T (+ bias), delta null for none,
+// with add_rms_norm's rounding; x + delta is written to x_out, which must not
+// be x (the kernel's blocks read x while one of them writes x_out). Every
+// block normalises the rows itself, into shared memory.
+const char* normed_small_product(element type, const void* x, const void* delta, const void* norm_weight, void* x_out,
+                                 float eps, const void* w, const void* bias, void* y, bool fp32_out, int rows, int k,
+                                 int n, void* stream);
 
 // The next token of every row of logits [batch, vocab] (fp32): with uniform
 // null, the first largest logit (greedy); else, with uniform [batch] (fp32 in

@@ -50,6 +50,11 @@ void gated_small_product(torch::Tensor gate_up, torch::Tensor w, torch::Tensor y
   ok(dk::gated_small_product(type_of(gate_up), gate_up.data_ptr(), w.data_ptr(), nullptr, y.data_ptr(),
                              gate_up.size(0), w.size(1), w.size(0), stream()));
 }
+void normed_small_product(torch::Tensor x, torch::Tensor delta, torch::Tensor norm_w, torch::Tensor x_out,
+                          torch::Tensor w, torch::Tensor y) {
+  ok(dk::normed_small_product(type_of(x), x.data_ptr(), delta.data_ptr(), norm_w.data_ptr(), x_out.data_ptr(), 1e-6f,
+                              w.data_ptr(), nullptr, y.data_ptr(), false, x.size(0), x.size(1), w.size(0), stream()));
+}
 void add_rms_norm(torch::Tensor x, torch::Tensor delta, torch::Tensor w, torch::Tensor out) {
   ok(dk::add_rms_norm(type_of(x), x.data_ptr(), delta.data_ptr(), w.data_ptr(), out.data_ptr(), x.size(0), x.size(1),
                       1e-6f, stream()));
@@ -79,6 +84,7 @@ void choose(torch::Tensor logits, torch::Tensor uniform, torch::Tensor tokens, t
 }
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("small_product", &small_product); m.def("gated_small_product", &gated_small_product);
+  m.def("normed_small_product", &normed_small_product);
   m.def("add_rms_norm", &add_rms_norm); m.def("rope_cache", &rope_cache);
   m.def("attention", &attention); m.def("attention_scratch", &attention_scratch); m.def("silu_mul", &silu_mul);
   m.def("choose", &choose);
@@ -201,6 +207,39 @@ def main():
             print(f"{label:8s} [{batch}x{k}] x [{k}x{n}]^T: cuBLAS {t_cublas:7.2f} us ({gbps(t_cublas):5.0f} GB/s), "
                   f"small_product {t_ours:7.2f} us ({gbps(t_ours):5.0f} GB/s), {t_cublas / t_ours:.2f}x")
         print(f"small_product against fp32: largest difference {worst:.2f} bf16 rounding steps at the outputs' scale")
+
+        # add_rms_norm then the gate/up product, against the two in one kernel.
+        n, k = 2 * I, H
+        copies = max(L, -(-(256 << 20) // (2 * n * k)))
+        ws = [torch.randn(n, k, device=dev, dtype=dt) * k ** -0.5 for _ in range(copies)]
+        x0, o = torch.randn(batch, H, device=dev, dtype=dt), torch.randn(batch, H, device=dev, dtype=dt)
+        norm_w = torch.rand(H, device=dev, dtype=dt) + 0.5
+        x_sep, h_sep, x_out = x0.clone(), torch.empty_like(x0), torch.empty_like(x0)
+        y_sep, y_one = torch.empty(batch, n, device=dev, dtype=dt), torch.empty(batch, n, device=dev, dtype=dt)
+        empty = torch.empty(0, device=dev, dtype=dt)
+        ext.add_rms_norm(x_sep, o, norm_w, h_sep)
+        ext.small_product(h_sep, ws[0], empty, y_sep)
+        ext.normed_small_product(x0, o, norm_w, x_out, ws[0], y_one)
+        torch.cuda.synchronize()
+        scale = y_sep.float().pow(2).mean().sqrt() * 2 ** -8
+        print(f"normed_small_product against add_rms_norm + small_product: x + delta "
+              f"{'equal' if torch.equal(x_out, x_sep) else 'DIFFERS'}, outputs differ by at most "
+              f"{((y_one.float() - y_sep.float()).abs() / scale).max().item():.2f} bf16 steps at their scale")
+
+        def separate():
+            for w in ws:
+                ext.add_rms_norm(x_sep, o, norm_w, h_sep)
+                ext.small_product(h_sep, w, empty, y_sep)
+
+        def one():
+            for w in ws:
+                ext.normed_small_product(x0, o, norm_w, x_out, w, y_one)
+
+        t_sep, t_one = replay_us(separate, copies), replay_us(one, copies)
+        print(f"add_rms_norm + gate_up small_product {t_sep:7.2f} us, normed_small_product {t_one:7.2f} us "
+              f"({t_sep / t_one:.2f}x; {2 * L * (t_sep - t_one):.0f} us a step if the post-attention and input "
+              f"norms both fold in)")
+        del ws
 
         # The kernels between the products, one per layer (the attention over its own cache).
         x = torch.randn(batch, H, device=dev, dtype=dt)
