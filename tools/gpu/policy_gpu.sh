@@ -29,6 +29,8 @@
 #   SHAPE=7b          the bench model's shape in step 4 (make_policy_golden.py's
 #                     BENCH_SHAPES: 0.5b, the default, 3b, 7b, 14b, 32b)
 #   BENCH_ONLY=1      build crucible-policy and run only step 4
+#   TEST_CASES=PAT    step 2 runs only policy_model_test's cases matching PAT
+#   BATCHES=1,8       step 4's batch sizes (default 1,8,64)
 #   CONTINUOUS_ONLY=1 build crucible-policy and run only the continuous
 #                     batching benchmark: 256 sampled prompts (512 tokens),
 #                     completions ending at an eos set of mean 128 tokens (cap
@@ -109,7 +111,11 @@ echo "=== 2. policy tests"
 # A failing test is reported and the later steps still run (one call of a
 # lent machine should bring back every figure it can).
 demangle() { if command -v c++filt >/dev/null; then c++filt; else cat; fi; }
-for t in policy_io_test policy_golden_test; do
+# TEST_CASES=PATTERN: only policy_model_test's cases matching it (doctest's
+# --test-case wildcards), without the io and golden tests.
+tests=(policy_io_test policy_golden_test)
+[[ -n "${TEST_CASES:-}" ]] && tests=()
+for t in "${tests[@]}"; do
   set +e
   build-gpu/bin/$t 2>&1 | demangle
   code=${PIPESTATUS[0]}
@@ -118,8 +124,8 @@ for t in policy_io_test policy_golden_test; do
 done
 # The LibTorch tests one process per test case, so that a crash in one does
 # not skip the others.
-mapfile -t cases < <(build-gpu/bin/policy_model_test --list-test-cases --no-version 2>/dev/null |
-  grep -v '^\[doctest\]\|^=*$')
+mapfile -t cases < <(build-gpu/bin/policy_model_test --list-test-cases --no-version \
+  ${TEST_CASES:+--test-case="$TEST_CASES"} 2>/dev/null | grep -v '^\[doctest\]\|^=*$')
 for c in "${cases[@]}"; do
   set +e
   build-gpu/bin/policy_model_test --test-case="$(printf '%s' "$c" | sed 's/[][*?,\\]/?/g')" 2>&1 | demangle |
@@ -149,23 +155,24 @@ fi
 
 fi  # BENCH_ONLY
 
-echo "=== 4. generation benchmark ($shape shape, bf16, 512 + 512 tokens)"
+batches=${BATCHES:-1,8,64}
+echo "=== 4. generation benchmark ($shape shape, bf16, 512 + 512 tokens, batch $batches)"
 bench="$work/bench-$shape.jsonl"
 "$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --bench-model-only
-build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \
+build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch "$batches" \
   --prompt-tokens 512 --new-tokens 512 | tee "$bench"
 # The same with the fused decode kernels (decode_kernels.hpp) instead of
 # LibTorch's ops between the matrix products: what the kernels are worth.
 if [[ "${FUSED_BENCH:-1}" != 0 ]]; then
-  build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \
+  build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch "$batches" \
     --prompt-tokens 512 --new-tokens 512 --fused-kernels true | tee -a "$bench"
 fi
 if [[ "${EAGER_BENCH:-0}" == 1 ]]; then
-  build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch 1,8,64 \
+  build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch "$batches" \
     --prompt-tokens 512 --new-tokens 512 --cuda-graphs false | tee -a "$bench"
 fi
 # transformers (HF_BENCH=0: only the copy bandwidth, for the floor column).
-hf_batches=1,8,64
+hf_batches=$batches
 [[ "${HF_BENCH:-1}" == 0 ]] && hf_batches=
 "$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --batches "$hf_batches" |
   tee -a "$bench"
