@@ -143,10 +143,7 @@ const char* launch_small_product(const T* x, const T* w, const T* bias, O* y, in
                                  cudaStream_t stream, norm_parts<T> norm = {}) {
   const dim3 grid((n + kProductWarps - 1) / kProductWarps), block(kProductWarps * kWarp);
   const int shared = In == input_kind::normed ? rows * k * static_cast<int>(sizeof(T)) : 0;
-  auto launch = [&](auto kernel) {
-    if (shared > 48 * 1024) cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared);
-    kernel<<<grid, block, shared, stream>>>(x, w, bias, y, rows, k, n, norm);
-  };
+  auto launch = [&](auto kernel) { kernel<<<grid, block, shared, stream>>>(x, w, bias, y, rows, k, n, norm); };
   if (rows == 1) launch(small_product_kernel<T, O, 1, In>);
   else if (rows == 2) launch(small_product_kernel<T, O, 2, In>);
   else if (rows <= 4) launch(small_product_kernel<T, O, 4, In>);
@@ -199,7 +196,7 @@ const char* normed_small_product(element type, const void* x, const void* delta,
                                  int n, void* stream) {
   if (!normed_small_product_fits(type, rows, k, x, w))
     return "decode_kernels: normed_small_product takes 1 to 8 rows, 16-byte aligned, of a multiple of 16 bytes, "
-           "at most 96 KiB in all";
+           "at most 48 KiB in all";
   auto* s = static_cast<cudaStream_t>(stream);
   return dispatch(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
