@@ -38,9 +38,10 @@ constexpr int kMaxGroup = 16;       // num_attention_heads / num_key_value_heads
 constexpr int kMaxHeadDim = 256;
 constexpr int kKeysPerChunk = 128;  // keys one block of decode_attention reads
 constexpr int kMaxProductRows = 8;  // rows small_product takes
-// normed_small_product's input, in shared memory: within what every CUDA
-// device gives a block without asking (Qwen2-7B's hidden 3584 at 6 rows).
-constexpr int kMaxNormedBytes = 48 * 1024;
+// normed_small_product's input, in shared memory: within the 48 KiB every
+// CUDA device gives a block without asking, less the kernel's own few
+// static bytes (Qwen2-7B's hidden 3584 fits at 6 rows).
+constexpr int kMaxNormedBytes = 46 * 1024;
 
 // Every launcher returns null when the launch went through, else CUDA's
 // message. `stream` is a cudaStream_t.

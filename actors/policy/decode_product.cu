@@ -196,7 +196,7 @@ const char* normed_small_product(element type, const void* x, const void* delta,
                                  int n, void* stream) {
   if (!normed_small_product_fits(type, rows, k, x, w))
     return "decode_kernels: normed_small_product takes 1 to 8 rows, 16-byte aligned, of a multiple of 16 bytes, "
-           "at most 48 KiB in all";
+           "at most 46 KiB in all";
   auto* s = static_cast<cudaStream_t>(stream);
   return dispatch(type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
