@@ -255,6 +255,75 @@ __device__ __forceinline__ void keep_larger(float& value, int& index, float othe
   }
 }
 
+// Greedy choice in two kernels, so that a row's vocabulary is read by
+// kChooseParts blocks instead of one (one block took 62 us a step at
+// Qwen2.5's 151,936 tokens on an H100). First, each block's slice: its
+// largest scaled logit, that logit's first index, and the sum of
+// exp(logit - that largest).
+constexpr int kChooseParts = 64;
+constexpr int kPartThreads = 256;
+
+struct choose_parts {
+  float* best;  // [batch][kChooseParts]
+  float* sum;   // [batch][kChooseParts]
+  int* index;   // [batch][kChooseParts]
+};
+
+__global__ void choose_part_kernel(const float* logits, float temperature, choose_parts parts, int vocab) {
+  __shared__ float warp_value[kWarp];
+  __shared__ int warp_index[kWarp];
+  const int part = blockIdx.x, b = blockIdx.y, lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const int warps = blockDim.x / kWarp, length = (vocab + kChooseParts - 1) / kChooseParts;
+  const int first = part * length, end = min(vocab, first + length);
+  const float* row = logits + static_cast<size_t>(b) * vocab;
+  auto scaled = [&](int i) { return temperature == 1.f ? row[i] : row[i] / temperature; };
+  float best = -INFINITY;
+  int at = vocab;
+  for (int i = first + threadIdx.x; i < end; i += blockDim.x) keep_larger(best, at, scaled(i), i);
+  for (int o = kWarp / 2; o > 0; o >>= 1)
+    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
+  if (lane == 0) {
+    warp_value[warp] = best;
+    warp_index[warp] = at;
+  }
+  __syncthreads();
+  best = lane < warps ? warp_value[lane] : -INFINITY;
+  at = lane < warps ? warp_index[lane] : vocab;
+  for (int o = kWarp / 2; o > 0; o >>= 1)
+    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
+  float sum = 0.f;
+  if (best != -INFINITY)
+    for (int i = first + threadIdx.x; i < end; i += blockDim.x) sum += expf(scaled(i) - best);
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) {
+    const size_t slot = static_cast<size_t>(b) * kChooseParts + part;
+    parts.best[slot] = best;
+    parts.sum[slot] = sum;
+    parts.index[slot] = at;
+  }
+}
+
+// Then one warp a row: the largest of the slices' (the first index on a
+// tie: slices are in index order), the sum of exponentials rescaled to it,
+// the token and its log-prob, as choose_kernel's greedy branch gives them.
+__global__ void choose_combine_kernel(choose_parts parts, std::int64_t* tokens, float* logprobs, int vocab) {
+  const int b = blockIdx.x, lane = threadIdx.x;
+  const size_t row = static_cast<size_t>(b) * kChooseParts;
+  float best = -INFINITY;
+  int at = vocab;
+  for (int p = lane; p < kChooseParts; p += kWarp) keep_larger(best, at, parts.best[row + p], parts.index[row + p]);
+  for (int o = kWarp / 2; o > 0; o >>= 1)
+    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
+  float sum = 0.f;
+  for (int p = lane; p < kChooseParts; p += kWarp)
+    if (parts.best[row + p] != -INFINITY) sum += parts.sum[row + p] * expf(parts.best[row + p] - best);
+  sum = warp_sum(sum);
+  if (lane == 0) {
+    tokens[b] = min(at, vocab - 1);
+    logprobs[b] = -logf(sum);
+  }
+}
+
 // One block of kChooseThreads per row: the maximum and its first index, the
 // sum of exponentials, then for sampling the probabilities' prefix sums over
 // contiguous chunks (one a thread) and the chunk where the target falls.
@@ -407,10 +476,20 @@ const char* silu_mul(element type, const void* gate_up, void* out, int rows, int
   });
 }
 
+std::size_t choose_tokens_scratch(int batch) { return static_cast<std::size_t>(batch) * kChooseParts * 3; }
+
 const char* choose_tokens(const float* logits, const float* uniform, float temperature, std::int64_t* tokens,
-                          float* logprobs, int batch, int vocab, void* stream) {
-  choose_kernel<<<batch, kChooseThreads, 0, static_cast<cudaStream_t>(stream)>>>(logits, uniform, temperature, tokens,
-                                                                                 logprobs, vocab);
+                          float* logprobs, float* scratch, int batch, int vocab, void* stream) {
+  auto* s = static_cast<cudaStream_t>(stream);
+  if (uniform) {
+    choose_kernel<<<batch, kChooseThreads, 0, s>>>(logits, uniform, temperature, tokens, logprobs, vocab);
+    return launched();
+  }
+  const std::size_t entries = static_cast<std::size_t>(batch) * kChooseParts;
+  const choose_parts parts{scratch, scratch + entries, reinterpret_cast<int*>(scratch + 2 * entries)};
+  choose_part_kernel<<<dim3(kChooseParts, batch), kPartThreads, 0, s>>>(logits, temperature, parts, vocab);
+  if (const char* e = launched()) return e;
+  choose_combine_kernel<<<batch, kWarp, 0, s>>>(parts, tokens, logprobs, vocab);
   return launched();
 }
 

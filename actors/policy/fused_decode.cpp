@@ -1,12 +1,10 @@
 // causal_lm::decode_step on CUDA with the fused kernels of decode_kernels.hpp:
 // per layer the q/k/v, o, gate/up and down matrix products (and the logits)
-// are small_product at batch 1 to 8 and LibTorch's (cuBLAS) above, or with
-// adapters; everything between them is one kernel each (RMSNorm with the
-// residual add before it, RoPE with the cache write, the attention in two,
-// SwiGLU's product), about 10 a layer where the LibTorch decode step
-// launches about 40. At 1 to 8 rows the norms and SwiGLU's product fold
-// into the products that read them (normed_small_product,
-// gated_small_product): 7 kernels a layer. decode_runner captures it as a CUDA graph like the
+// are small_product at batch 1 where it pays (product() below) and
+// LibTorch's (cuBLAS) elsewhere or with adapters; everything between them
+// is one kernel each (RMSNorm with the residual add before it, RoPE with
+// the cache write, the attention in two, SwiGLU's product): about 10
+// kernels a layer where the LibTorch decode step launches about 40. decode_runner captures it as a CUDA graph like the
 // other. Without the kernels in the build (CPU, Debian's LibTorch),
 // fused_decode_available() is false and decode_step never comes here.
 #include "actors/policy/causal_lm.hpp"
@@ -40,12 +38,17 @@ void launched(const char* error, const char* kernel) {
   TORCH_CHECK(error == nullptr, "fused decode: ", kernel, ": ", error ? error : "");
 }
 
-// x [rows, k] w^T (+ b) by small_product where it takes the shapes (1 to 8
-// rows), else LibTorch's linear; fp32_out for the logits.
+// x [rows, k] w^T (+ b): small_product where it was measured faster than
+// cuBLAS (tools/gpu/decode_step_probe.py, one H100, Qwen2.5-0.5B's shapes,
+// docs/benchmarks.md): one row, and at least as many columns n as elements
+// k, so that enough warps stream the weight (q/k/v and o took 0.63x
+// cuBLAS's time, the logits 0.92x, gate/up 1.03x; at 8 rows every product
+// took about 2x); else LibTorch's linear. fp32_out for the logits.
 torch::Tensor product(dk::element type, const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
                       void* stream, bool fp32_out = false) {
   const int rows = static_cast<int>(x.size(0)), k = static_cast<int>(x.size(1)), n = static_cast<int>(w.size(0));
-  if (!x.is_contiguous() || !w.is_contiguous() || !dk::small_product_fits(type, rows, k, x.data_ptr(), w.data_ptr())) {
+  if (n < k || !x.is_contiguous() || !w.is_contiguous() ||
+      !dk::small_product_fits(type, rows, k, x.data_ptr(), w.data_ptr())) {
     auto y = linear(x, w, b);
     return fp32_out ? y.to(torch::kFloat32) : y;
   }
@@ -86,49 +89,22 @@ torch::Tensor causal_lm::fused_decode_step(const torch::Tensor& ids, const torch
   const bool fused_projections = !active_adapters();
 
   auto x = torch::embedding(embed_tokens_, ids).view({batch, hidden});  // the residual stream
-  torch::Tensor other;                                                   // its second buffer (normed_product)
   auto h = torch::empty_like(x);                                         // x normalised
   auto q = torch::empty({batch, heads * d}, x.options());
   auto attended = torch::empty({batch, heads * d}, x.options());
-  torch::Tensor act;  // SwiGLU's product, where the down projection does not read it in place
+  auto act = torch::empty({batch, inter}, x.options());
   auto scratch = torch::empty({static_cast<std::int64_t>(dk::decode_attention_scratch(batch, heads, d, capacity))},
                               x.options().dtype(torch::kFloat32));
-  const auto pointer = [](const torch::Tensor& t) -> const void* { return t.defined() ? t.data_ptr() : nullptr; };
-  // x += delta (when defined), h = RMSNorm(x) * norm_w.
-  const auto normalise = [&](const torch::Tensor& delta, const torch::Tensor& norm_w) {
-    launched(dk::add_rms_norm(type, x.data_ptr(), pointer(delta), norm_w.data_ptr(), h.data_ptr(), batch, hidden, eps,
-                              stream),
-             "add_rms_norm");
-  };
-  // normalise, then h w^T + b: one normed_small_product where it takes the
-  // shapes (x + delta goes to the other buffer, which becomes x), else
-  // add_rms_norm and product.
-  const auto normed_product = [&](const torch::Tensor& delta, const torch::Tensor& norm_w, const torch::Tensor& w,
-                                  const torch::Tensor& b, bool fp32_out) {
-    if (!w.is_contiguous() || !dk::normed_small_product_fits(type, batch, hidden, x.data_ptr(), w.data_ptr())) {
-      normalise(delta, norm_w);
-      return product(type, h, w, b, stream, fp32_out);
-    }
-    if (!other.defined()) other = torch::empty_like(x);
-    auto y = torch::empty({batch, w.size(0)}, x.options().dtype(fp32_out ? torch::kFloat32 : x.scalar_type()));
-    launched(dk::normed_small_product(type, x.data_ptr(), pointer(delta), norm_w.data_ptr(),
-                                      delta.defined() ? other.data_ptr() : nullptr, eps, w.data_ptr(), pointer(b),
-                                      y.data_ptr(), fp32_out, batch, hidden, static_cast<int>(w.size(0)), stream),
-             "normed_small_product");
-    if (delta.defined()) std::swap(x, other);
-    return y;
-  };
-  torch::Tensor pending;  // the last down projection, which the next norm adds to x
+  launched(dk::add_rms_norm(type, x.data_ptr(), nullptr, layers_[0]->input_norm.data_ptr(), h.data_ptr(), batch,
+                            hidden, eps, stream),
+           "add_rms_norm");
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     auto& l = *layers_[i];
-    torch::Tensor qkv;
-    if (fused_projections && l.qkv_w.defined()) {
-      qkv = normed_product(pending, l.input_norm, l.qkv_w, l.qkv_b, false);
-    } else {
-      normalise(pending, l.input_norm);
-      qkv = torch::cat({project(i, 0, h, l.q_w, l.q_b), project(i, 1, h, l.k_w, l.k_b), project(i, 2, h, l.v_w, l.v_b)},
-                       -1);
-    }
+    auto qkv = fused_projections && l.qkv_w.defined()
+                   ? product(type, h, l.qkv_w, l.qkv_b, stream)
+                   : torch::cat({project(i, 0, h, l.q_w, l.q_b), project(i, 1, h, l.k_w, l.k_b),
+                                 project(i, 2, h, l.v_w, l.v_b)},
+                                -1);
     qkv = qkv.contiguous();
     launched(dk::rope_cache(type, qkv.data_ptr(), pos, at, inv_freq_.data_ptr<float>(), q.data_ptr(),
                             cache.keys[i].data_ptr(), cache.values[i].data_ptr(), batch, heads, kv_heads, d, capacity,
@@ -141,31 +117,24 @@ torch::Tensor causal_lm::fused_decode_step(const torch::Tensor& ids, const torch
     auto o = (fused_projections ? product(type, attended, l.o_w, l.o_b, stream)
                                 : project(i, 3, attended, l.o_w, l.o_b))
                  .contiguous();
-    torch::Tensor gate_up;
-    if (fused_projections && l.gate_up_w.defined()) {
-      gate_up = normed_product(o, l.post_norm, l.gate_up_w, l.gate_up_b, false);
-    } else {
-      normalise(o, l.post_norm);
-      gate_up = torch::cat({project(i, 4, h, l.gate_w, l.gate_b), project(i, 5, h, l.up_w, l.up_b)}, -1);
-    }
+    launched(dk::add_rms_norm(type, x.data_ptr(), o.data_ptr(), l.post_norm.data_ptr(), h.data_ptr(), batch, hidden,
+                              eps, stream),
+             "add_rms_norm");
+    auto gate_up = fused_projections && l.gate_up_w.defined()
+                       ? product(type, h, l.gate_up_w, l.gate_up_b, stream)
+                       : torch::cat({project(i, 4, h, l.gate_w, l.gate_b), project(i, 5, h, l.up_w, l.up_b)}, -1);
     gate_up = gate_up.contiguous();
-    if (fused_projections && l.down_w.is_contiguous() &&
-        dk::small_product_fits(type, batch, inter, gate_up.data_ptr(), l.down_w.data_ptr())) {
-      // SwiGLU's product read in place by the down projection: no act, no silu_mul.
-      pending = torch::empty({batch, hidden}, x.options());
-      launched(dk::gated_small_product(type, gate_up.data_ptr(), l.down_w.data_ptr(), pointer(l.down_b),
-                                       pending.data_ptr(), batch, inter, hidden, stream),
-               "gated_small_product");
-    } else {
-      if (!act.defined()) act = torch::empty({batch, inter}, x.options());
-      launched(dk::silu_mul(type, gate_up.data_ptr(), act.data_ptr(), batch, inter, stream), "silu_mul");
-      pending = (fused_projections ? product(type, act, l.down_w, l.down_b, stream)
+    launched(dk::silu_mul(type, gate_up.data_ptr(), act.data_ptr(), batch, inter, stream), "silu_mul");
+    auto down = (fused_projections ? product(type, act, l.down_w, l.down_b, stream)
                                    : project(i, 6, act, l.down_w, l.down_b))
                     .contiguous();
-    }
+    // The residual add, then the next layer's input norm (the final norm after the last).
+    const auto& next_norm = i + 1 < layers_.size() ? layers_[i + 1]->input_norm : final_norm_;
+    launched(dk::add_rms_norm(type, x.data_ptr(), down.data_ptr(), next_norm.data_ptr(), h.data_ptr(), batch, hidden,
+                              eps, stream),
+             "add_rms_norm");
   }
-  // The last residual add and the final norm, then the logits (no adapters on the head).
-  return normed_product(pending, final_norm_, lm_head_, torch::Tensor(), true);
+  return product(type, h, lm_head_, torch::Tensor(), stream, /*fp32_out=*/true);
 }
 
 std::pair<torch::Tensor, torch::Tensor> fused_choose(const torch::Tensor& logits, double temperature,
@@ -181,9 +150,10 @@ std::pair<torch::Tensor, torch::Tensor> fused_choose(const torch::Tensor& logits
   }
   auto tokens = torch::empty({batch}, rows.options().dtype(torch::kInt64));
   auto logprobs = torch::empty({batch}, rows.options());
+  auto scratch = torch::empty({static_cast<std::int64_t>(dk::choose_tokens_scratch(batch))}, rows.options());
   launched(dk::choose_tokens(rows.data_ptr<float>(), u.defined() ? u.data_ptr<float>() : nullptr,
                              static_cast<float>(temperature), tokens.data_ptr<std::int64_t>(),
-                             logprobs.data_ptr<float>(), batch, vocab,
+                             logprobs.data_ptr<float>(), scratch.data_ptr<float>(), batch, vocab,
                              at::cuda::getCurrentCUDAStream(rows.device().index()).stream()),
            "choose_tokens");
   return {tokens, logprobs};

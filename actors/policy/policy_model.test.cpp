@@ -414,13 +414,14 @@ TEST_CASE("on CUDA, the fused decode kernels give the LibTorch decode step's log
   }
 }
 
-TEST_CASE("on CUDA, the fused step gives LibTorch's logits at every row count of small_product and past it") {
+TEST_CASE("on CUDA, the fused step gives LibTorch's logits with small_product's products at batch 1 and without") {
   if (!torch::cuda::is_available()) {
     MESSAGE("no CUDA device: skipped");
     return;
   }
-  // small_product computes the projections and the logits at 1 to 8 rows
-  // (kernels for 1, 2, up to 4 and up to 8); at 9 LibTorch's linear does.
+  // At batch 1 small_product computes q/k/v, gate/up and the logits (no
+  // fewer columns than inputs) and LibTorch's linear o and down (hidden 96
+  // against 896 and 160 inputs); at 2 and 3 LibTorch's linear every one.
   const std::int64_t capacity = 200, at = 150;
   auto [f32, bf16, exact] = random_cuda_models(14, 2, 64, true);
   if (!f32->fused_decode_available()) {
@@ -430,7 +431,7 @@ TEST_CASE("on CUDA, the fused step gives LibTorch's logits at every row count of
   c10::InferenceMode inference;
   auto gen = at::detail::createCPUGenerator(31);
   const auto cuda = torch::TensorOptions().device(torch::kCUDA);
-  for (const std::int64_t batch : {1, 2, 3, 5, 8, 9}) {
+  for (const std::int64_t batch : {1, 2, 3}) {
     INFO("batch " << batch);
     auto mask = torch::ones({batch, capacity}, cuda.dtype(torch::kBool));
     auto ids = torch::randint(300, {batch, 1}, gen).to(torch::kCUDA);

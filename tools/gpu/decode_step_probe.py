@@ -11,9 +11,10 @@ floor of the step (weights + KV cache over the copy bandwidth measured
 here). Checks small_product against fp32 arithmetic as it goes (the largest
 difference, in units of the element type's rounding step).
 
-Usage: python3 tools/gpu/decode_step_probe.py [SHAPE (0.5b)] [BATCHES (1,8)]
-  SHAPE: 0.5b (Qwen2.5-0.5B) or 7b (Qwen2-7B); bf16; the cache at 1,024
-  slots with 768 used, as the 512 + 512 bench's mean step.
+Usage: python3 tools/gpu/decode_step_probe.py [SHAPE (0.5b)]
+  SHAPE: 0.5b (Qwen2.5-0.5B) or 7b (Qwen2-7B); bf16; batch 1 (small_product
+  takes one row); the cache at 1,024 slots with 768 used, as the 512 + 512
+  bench's mean step.
 Needs a CUDA GPU, nvcc and ninja (PyTorch's cpp_extension).
 """
 import os
@@ -46,15 +47,6 @@ void small_product(torch::Tensor x, torch::Tensor w, torch::Tensor b, torch::Ten
                        y.scalar_type() == torch::kFloat32 && x.scalar_type() != torch::kFloat32,
                        x.size(0), x.size(1), w.size(0), stream()));
 }
-void gated_small_product(torch::Tensor gate_up, torch::Tensor w, torch::Tensor y) {
-  ok(dk::gated_small_product(type_of(gate_up), gate_up.data_ptr(), w.data_ptr(), nullptr, y.data_ptr(),
-                             gate_up.size(0), w.size(1), w.size(0), stream()));
-}
-void normed_small_product(torch::Tensor x, torch::Tensor delta, torch::Tensor norm_w, torch::Tensor x_out,
-                          torch::Tensor w, torch::Tensor y) {
-  ok(dk::normed_small_product(type_of(x), x.data_ptr(), delta.data_ptr(), norm_w.data_ptr(), x_out.data_ptr(), 1e-6f,
-                              w.data_ptr(), nullptr, y.data_ptr(), false, x.size(0), x.size(1), w.size(0), stream()));
-}
 void add_rms_norm(torch::Tensor x, torch::Tensor delta, torch::Tensor w, torch::Tensor out) {
   ok(dk::add_rms_norm(type_of(x), x.data_ptr(), delta.data_ptr(), w.data_ptr(), out.data_ptr(), x.size(0), x.size(1),
                       1e-6f, stream()));
@@ -77,17 +69,17 @@ int64_t attention_scratch(int64_t batch, int64_t heads, int64_t d, int64_t capac
 void silu_mul(torch::Tensor gate_up, torch::Tensor out) {
   ok(dk::silu_mul(type_of(out), gate_up.data_ptr(), out.data_ptr(), out.size(0), out.size(1), stream()));
 }
-void choose(torch::Tensor logits, torch::Tensor uniform, torch::Tensor tokens, torch::Tensor logprobs) {
+void choose(torch::Tensor logits, torch::Tensor uniform, torch::Tensor tokens, torch::Tensor logprobs,
+            torch::Tensor scratch) {
   ok(dk::choose_tokens(logits.data_ptr<float>(), uniform.numel() ? uniform.data_ptr<float>() : nullptr, 1.0f,
-                       tokens.data_ptr<int64_t>(), logprobs.data_ptr<float>(), logits.size(0), logits.size(1),
-                       stream()));
+                       tokens.data_ptr<int64_t>(), logprobs.data_ptr<float>(), scratch.data_ptr<float>(),
+                       logits.size(0), logits.size(1), stream()));
 }
+int64_t choose_scratch(int64_t batch) { return dk::choose_tokens_scratch(batch); }
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("small_product", &small_product); m.def("gated_small_product", &gated_small_product);
-  m.def("normed_small_product", &normed_small_product);
-  m.def("add_rms_norm", &add_rms_norm); m.def("rope_cache", &rope_cache);
+  m.def("small_product", &small_product); m.def("add_rms_norm", &add_rms_norm); m.def("rope_cache", &rope_cache);
   m.def("attention", &attention); m.def("attention_scratch", &attention_scratch); m.def("silu_mul", &silu_mul);
-  m.def("choose", &choose);
+  m.def("choose", &choose); m.def("choose_scratch", &choose_scratch);
 }
 """
 
@@ -142,7 +134,7 @@ def copy_bandwidth():
 
 def main():
     shape = sys.argv[1] if len(sys.argv) > 1 else "0.5b"
-    batches = [int(b) for b in (sys.argv[2] if len(sys.argv) > 2 else "1,8").split(",")]
+    batches = [1]
     s = SHAPES[shape]
     ext = build()
     dev, dt = "cuda", torch.bfloat16
@@ -179,67 +171,24 @@ def main():
                     if fp32_out:
                         y.copy_(rounded)
 
-            gate_up = torch.randn(batch, 2 * k, device=dev, dtype=dt)
-
-            def ours():  # the down projection as the step runs it: SwiGLU's product read in place
+            def ours():
                 for w, b, y in zip(ws, bs, ys):
-                    if name == "down":
-                        ext.gated_small_product(gate_up, w, y)
-                    else:
-                        ext.small_product(x, w, b if b is not None else empty, y)
+                    ext.small_product(x, w, b if b is not None else empty, y)
 
             t_cublas = replay_us(cublas, copies)
             ours()
-            if name == "down":  # silu_mul's rounding, then the product
-                g, u = gate_up.float().chunk(2, dim=1)
-                x_in = (torch.nn.functional.silu(g).to(dt).float() * u).to(dt).float()
-            else:
-                x_in = x.float()
-            want = torch.nn.functional.linear(x_in, ws[-1].float(), bs[-1].float() if bs[-1] is not None else None)
+            want = torch.nn.functional.linear(x.float(), ws[-1].float(), bs[-1].float() if bs[-1] is not None else None)
             step_size = want.pow(2).mean().sqrt() * 2 ** -8  # bf16's rounding step at the values' scale
             worst = max(worst, ((ys[-1].float() - want).abs() / step_size).max().item())
             t_ours = replay_us(ours, copies)
             per_step = 1 if name == "lm_head" else L
             step["cublas"] += t_cublas * per_step
-            step["small_product"] += t_ours * per_step
+            # The step's rule (fused_decode.cpp's product): small_product where n >= k.
+            step["small_product"] += (t_ours if n >= k else t_cublas) * per_step
             gbps = lambda t: 2 * n * k / (t * 1e-6) / 1e9
-            label = "down, small_product reading SwiGLU in place" if name == "down" else name
-            print(f"{label:8s} [{batch}x{k}] x [{k}x{n}]^T: cuBLAS {t_cublas:7.2f} us ({gbps(t_cublas):5.0f} GB/s), "
+            print(f"{name:8s} [{batch}x{k}] x [{k}x{n}]^T: cuBLAS {t_cublas:7.2f} us ({gbps(t_cublas):5.0f} GB/s), "
                   f"small_product {t_ours:7.2f} us ({gbps(t_ours):5.0f} GB/s), {t_cublas / t_ours:.2f}x")
         print(f"small_product against fp32: largest difference {worst:.2f} bf16 rounding steps at the outputs' scale")
-
-        # add_rms_norm then the gate/up product, against the two in one kernel.
-        n, k = 2 * I, H
-        copies = max(L, -(-(256 << 20) // (2 * n * k)))
-        ws = [torch.randn(n, k, device=dev, dtype=dt) * k ** -0.5 for _ in range(copies)]
-        x0, o = torch.randn(batch, H, device=dev, dtype=dt), torch.randn(batch, H, device=dev, dtype=dt)
-        norm_w = torch.rand(H, device=dev, dtype=dt) + 0.5
-        x_sep, h_sep, x_out = x0.clone(), torch.empty_like(x0), torch.empty_like(x0)
-        y_sep, y_one = torch.empty(batch, n, device=dev, dtype=dt), torch.empty(batch, n, device=dev, dtype=dt)
-        empty = torch.empty(0, device=dev, dtype=dt)
-        ext.add_rms_norm(x_sep, o, norm_w, h_sep)
-        ext.small_product(h_sep, ws[0], empty, y_sep)
-        ext.normed_small_product(x0, o, norm_w, x_out, ws[0], y_one)
-        torch.cuda.synchronize()
-        scale = y_sep.float().pow(2).mean().sqrt() * 2 ** -8
-        print(f"normed_small_product against add_rms_norm + small_product: x + delta "
-              f"{'equal' if torch.equal(x_out, x_sep) else 'DIFFERS'}, outputs differ by at most "
-              f"{((y_one.float() - y_sep.float()).abs() / scale).max().item():.2f} bf16 steps at their scale")
-
-        def separate():
-            for w in ws:
-                ext.add_rms_norm(x_sep, o, norm_w, h_sep)
-                ext.small_product(h_sep, w, empty, y_sep)
-
-        def one():
-            for w in ws:
-                ext.normed_small_product(x0, o, norm_w, x_out, w, y_one)
-
-        t_sep, t_one = replay_us(separate, copies), replay_us(one, copies)
-        print(f"add_rms_norm + gate_up small_product {t_sep:7.2f} us, normed_small_product {t_one:7.2f} us "
-              f"({t_sep / t_one:.2f}x; {2 * L * (t_sep - t_one):.0f} us a step if the post-attention and input "
-              f"norms both fold in)")
-        del ws
 
         # The kernels between the products, one per layer (the attention over its own cache).
         x = torch.randn(batch, H, device=dev, dtype=dt)
@@ -260,30 +209,32 @@ def main():
         uniform = torch.rand(batch, device=dev)
         tokens = torch.empty(batch, device=dev, dtype=torch.int64)
         logprobs = torch.empty(batch, device=dev, dtype=torch.float32)
+        choose_scratch = torch.empty(ext.choose_scratch(batch), device=dev, dtype=torch.float32)
+        ext.choose(logits, torch.empty(0, device=dev), tokens, logprobs, choose_scratch)
+        torch.cuda.synchronize()
+        want = torch.log_softmax(logits, dim=-1)
+        print(f"greedy choice: tokens {'equal' if torch.equal(tokens, logits.argmax(-1)) else 'DIFFER'} to argmax, "
+              f"log-probs within {(logprobs - want.gather(1, tokens[:, None])[:, 0]).abs().max().item():.2e}")
         others = {
-            "add_rms_norm (x3 a layer)": (lambda: [ext.add_rms_norm(x, delta, norm_w, out) for _ in range(L)], 3),
+            "add_rms_norm (x2 a layer)": (lambda: [ext.add_rms_norm(x, delta, norm_w, out) for _ in range(L)], 2),
             "rope_cache": (lambda: [ext.rope_cache(qkv, pos, slot, inv_freq, q, k_, v_, h, kv, d) for k_, v_ in caches], 1),
             "decode_attention (2 kernels)": (
                 lambda: [ext.attention(q, k_, v_, mask, slot, attended, scratch, h, kv, d) for k_, v_ in caches], 1),
             "silu_mul": (lambda: [ext.silu_mul(gate_up, act) for _ in range(L)], 1),
         }
-        between, silu_us = 0.0, 0.0
+        between = 0.0
         for name, (calls, per_layer) in others.items():
             t = replay_us(calls, L)
-            if name == "silu_mul":
-                silu_us = t * L  # only where cuBLAS computes the down projection
-            else:
-                between += t * per_layer * L
+            between += t * per_layer * L
             print(f"{name:30s} {t:7.2f} us")
-        step["cublas"] += silu_us
         chosen = {}
         for name, u in (("choose_tokens greedy", torch.empty(0, device=dev)), ("choose_tokens sampled", uniform)):
-            chosen[name] = replay_us(lambda: ext.choose(logits, u, tokens, logprobs), 1)
+            chosen[name] = replay_us(lambda: ext.choose(logits, u, tokens, logprobs, choose_scratch), 1)
             print(f"{name:30s} {chosen[name]:7.2f} us")
         kv_bytes = 2 * L * batch * kv * USED * d * 2
         floor_us = (weight_bytes + kv_bytes) / bandwidth * 1e6
-        for peer in ("cublas", "small_product"):
-            total = step[peer] + between + chosen["choose_tokens sampled"]
+        for peer in ("cublas", "small_product"):  # every product by cuBLAS; by the step's rule
+            total = step[peer] + between + chosen["choose_tokens greedy"]  # the bench's greedy steps
             print(f"step, products by {peer}: {total:.0f} us as the sum of its kernels "
                   f"(products {step[peer]:.0f}, the rest {total - step[peer]:.0f}); floor {floor_us:.0f} us "
                   f"= {100 * floor_us / total:.1f}% of it")
