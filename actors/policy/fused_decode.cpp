@@ -38,12 +38,15 @@ void launched(const char* error, const char* kernel) {
   TORCH_CHECK(error == nullptr, "fused decode: ", kernel, ": ", error ? error : "");
 }
 
-// x [rows, k] w^T (+ b): small_product where it was measured faster than
-// cuBLAS (tools/gpu/decode_step_probe.py, one H100, Qwen2.5-0.5B's shapes,
-// docs/benchmarks.md): one row, and at least as many columns n as elements
-// k, so that enough warps stream the weight (q/k/v and o took 0.63x
-// cuBLAS's time, the logits 0.92x, gate/up 1.03x; at 8 rows every product
-// took about 2x); else LibTorch's linear. fp32_out for the logits.
+// x [rows, k] w^T (+ b): small_product at one row where it has at least as
+// many columns n as elements k, else LibTorch's linear; fp32_out for the
+// logits. On an H100 (tools/gpu/decode_step_probe.py, Qwen2.5-0.5B's
+// shapes, docs/benchmarks.md) small_product took 0.59x cuBLAS's time for
+// q/k/v, 0.63x for o, 0.95x for gate/up and 0.91x for the logits; at 8
+// rows about 2x for every product. The n >= k cut came from a first
+// version whose down projection (k 4864, n 896) read SwiGLU in place at 2x
+// cuBLAS's time; the plain one took 0.93x in the last run, so the cut is
+// conservative (dropping it is the next thing to measure).
 torch::Tensor product(dk::element type, const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
                       void* stream, bool fp32_out = false) {
   const int rows = static_cast<int>(x.size(0)), k = static_cast<int>(x.size(1)), n = static_cast<int>(w.size(0));

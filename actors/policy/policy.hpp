@@ -73,13 +73,14 @@ struct generation_options {
   // eagerly. Ignored on CPU. Default true.
   bool cuda_graphs = true;
   // With cuda_graphs, on CUDA: the decode step's norms, RoPE, attention and
-  // SwiGLU product as fused kernels (decode_kernels.hpp) where the build has
-  // them; false keeps LibTorch's ops (the peer they are measured against).
-  // Default false: on an H100 (2026-12-05) they were 1.13x to 1.35x
-  // LibTorch's ops at the 0.5B shape (batch 1, 8, 64) but 0.96x, 1.01x and
-  // 0.85x at 7B, where rollouts of many groups decode at batch 64. Their
-  // CUDA tests (fp32 and bf16, four attention shapes) pass.
-  bool fused_kernels = false;
+  // SwiGLU product as fused kernels, and its products at batch 1 as
+  // small_product where that is faster (decode_kernels.hpp), where the build
+  // has them; false keeps LibTorch's ops (the peer they are measured
+  // against). Default true: on an H100 (2026-12-06, docs/benchmarks.md) the
+  // step took 0.52x, 0.53x and 0.68x LibTorch's ops' time at the 0.5B shape
+  // (batch 1, 8, 64) and 0.80x, 0.80x and 0.90x at 7B; their CUDA tests
+  // (fp32 and bf16, four attention shapes, batch 1 to 3) pass.
+  bool fused_kernels = true;
   // Continuous batching: at most `slots` prompts decode at once; when one
   // finishes (eos, stop string or length), the next waiting prompt is
   // prefilled alone and takes its slot while the others go on, so prompts

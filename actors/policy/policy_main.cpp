@@ -144,8 +144,8 @@ int run_bench(const bench_request& r) {
     timed(prompts, 4);  // warm-up
     const double first = timed(prompts, 1);  // prefill and one token
     const double full = timed(prompts, r.new_tokens);
-    // "crucible": graphs and LibTorch's ops between the matrix products, as
-    // generation runs by default; "crucible-fused": the fused kernels there.
+    // "crucible-fused": graphs and the fused kernels, as generation runs by
+    // default; "crucible": LibTorch's ops there (--fused-kernels false).
     const bool fused = r.cuda_graphs && r.fused_kernels && loaded->fused_decode();
     nlohmann::json j = {{"impl", !r.cuda_graphs ? "crucible-eager" : fused ? "crucible-fused" : "crucible"},
                         {"device", r.device},

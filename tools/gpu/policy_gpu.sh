@@ -160,9 +160,9 @@ echo "=== 4. generation benchmark ($shape shape, bf16, 512 + 512 tokens, batch $
 bench="$work/bench-$shape.jsonl"
 "$py" tools/gpu/make_policy_golden.py --bench "$bench_model" --bench-shape "$shape" --bench-model-only
 build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch "$batches" \
-  --prompt-tokens 512 --new-tokens 512 | tee "$bench"
-# The same with the fused decode kernels (decode_kernels.hpp) instead of
-# LibTorch's ops between the matrix products: what the kernels are worth.
+  --prompt-tokens 512 --new-tokens 512 --fused-kernels false | tee "$bench"
+# The same with the fused decode kernels (decode_kernels.hpp; generation's
+# default) instead of LibTorch's ops: what the kernels are worth.
 if [[ "${FUSED_BENCH:-1}" != 0 ]]; then
   build-gpu/bin/crucible-policy bench-generate --model "$bench_model" --device cuda --batch "$batches" \
     --prompt-tokens 512 --new-tokens 512 --fused-kernels true | tee -a "$bench"
