@@ -4,9 +4,10 @@
 // LibTorch's (cuBLAS) elsewhere or with adapters; everything between them
 // is one kernel each (RMSNorm with the residual add before it, RoPE with
 // the cache write, the attention in two, SwiGLU's product): about 10
-// kernels a layer where the LibTorch decode step launches about 40. decode_runner captures it as a CUDA graph like the
-// other. Without the kernels in the build (CPU, Debian's LibTorch),
-// fused_decode_available() is false and decode_step never comes here.
+// kernels a layer where the LibTorch decode step launches about 40.
+// decode_runner captures it as a CUDA graph like the other. Without the
+// kernels in the build (CPU, Debian's LibTorch), fused_decode_available()
+// is false and decode_step never comes here.
 #include "actors/policy/causal_lm.hpp"
 #include "actors/policy/decoder_layer.hpp"
 

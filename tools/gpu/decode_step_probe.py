@@ -134,7 +134,7 @@ def copy_bandwidth():
 
 def main():
     shape = sys.argv[1] if len(sys.argv) > 1 else "0.5b"
-    batches = [1]
+    batch = 1
     s = SHAPES[shape]
     ext = build()
     dev, dt = "cuda", torch.bfloat16
@@ -146,99 +146,97 @@ def main():
     print(f"=== {shape}: layers {L}, hidden {H}, heads {h}/{kv}x{d}, intermediate {I}, vocab {V}; "
           f"copy bandwidth {bandwidth / 1e9:.0f} GB/s")
     weight_bytes = 2 * (L * sum(n * k for name, (n, k, _) in products.items() if name != "lm_head") + V * H)
-    for batch in batches:
-        print(f"--- batch {batch}")
-        step = {"cublas": 0.0, "small_product": 0.0}
-        worst = 0.0
-        for name, (n, k, has_bias) in products.items():
-            # Enough copies that they cannot stay in L2 (50 MB) between replays.
-            copies = max(1 if name == "lm_head" else L, -(-(256 << 20) // (2 * n * k)))
-            ws = [torch.randn(n, k, device=dev, dtype=dt) * k ** -0.5 for _ in range(copies)]
-            bs = [torch.randn(n, device=dev, dtype=dt) if has_bias else None for _ in range(copies)]
-            x = torch.randn(batch, k, device=dev, dtype=dt)
-            fp32_out = name == "lm_head"
-            ys = [torch.empty(batch, n, device=dev, dtype=torch.float32 if fp32_out else dt) for _ in range(copies)]
-            rounded = torch.empty(batch, n, device=dev, dtype=dt)
-            empty = torch.empty(0, device=dev, dtype=dt)
+    step = {"cublas": 0.0, "small_product": 0.0}
+    worst = 0.0
+    for name, (n, k, has_bias) in products.items():
+        # Enough copies that they cannot stay in L2 (50 MB) between replays.
+        copies = max(1 if name == "lm_head" else L, -(-(256 << 20) // (2 * n * k)))
+        ws = [torch.randn(n, k, device=dev, dtype=dt) * k ** -0.5 for _ in range(copies)]
+        bs = [torch.randn(n, device=dev, dtype=dt) if has_bias else None for _ in range(copies)]
+        x = torch.randn(batch, k, device=dev, dtype=dt)
+        fp32_out = name == "lm_head"
+        ys = [torch.empty(batch, n, device=dev, dtype=torch.float32 if fp32_out else dt) for _ in range(copies)]
+        rounded = torch.empty(batch, n, device=dev, dtype=dt)
+        empty = torch.empty(0, device=dev, dtype=dt)
 
-            def cublas():  # what LibTorch's linear runs (and .to(float) for the logits)
-                for w, b, y in zip(ws, bs, ys):
-                    target = rounded if fp32_out else y
-                    if b is None:
-                        torch.matmul(x, w.t(), out=target)
-                    else:
-                        torch.addmm(b, x, w.t(), out=target)
-                    if fp32_out:
-                        y.copy_(rounded)
+        def cublas():  # what LibTorch's linear runs (and .to(float) for the logits)
+            for w, b, y in zip(ws, bs, ys):
+                target = rounded if fp32_out else y
+                if b is None:
+                    torch.matmul(x, w.t(), out=target)
+                else:
+                    torch.addmm(b, x, w.t(), out=target)
+                if fp32_out:
+                    y.copy_(rounded)
 
-            def ours():
-                for w, b, y in zip(ws, bs, ys):
-                    ext.small_product(x, w, b if b is not None else empty, y)
+        def ours():
+            for w, b, y in zip(ws, bs, ys):
+                ext.small_product(x, w, b if b is not None else empty, y)
 
-            t_cublas = replay_us(cublas, copies)
-            ours()
-            want = torch.nn.functional.linear(x.float(), ws[-1].float(), bs[-1].float() if bs[-1] is not None else None)
-            step_size = want.pow(2).mean().sqrt() * 2 ** -8  # bf16's rounding step at the values' scale
-            worst = max(worst, ((ys[-1].float() - want).abs() / step_size).max().item())
-            t_ours = replay_us(ours, copies)
-            per_step = 1 if name == "lm_head" else L
-            step["cublas"] += t_cublas * per_step
-            # The step's rule (fused_decode.cpp's product): small_product where n >= k.
-            step["small_product"] += (t_ours if n >= k else t_cublas) * per_step
-            gbps = lambda t: 2 * n * k / (t * 1e-6) / 1e9
-            print(f"{name:8s} [{batch}x{k}] x [{k}x{n}]^T: cuBLAS {t_cublas:7.2f} us ({gbps(t_cublas):5.0f} GB/s), "
-                  f"small_product {t_ours:7.2f} us ({gbps(t_ours):5.0f} GB/s), {t_cublas / t_ours:.2f}x")
-        print(f"small_product against fp32: largest difference {worst:.2f} bf16 rounding steps at the outputs' scale")
+        t_cublas = replay_us(cublas, copies)
+        ours()
+        want = torch.nn.functional.linear(x.float(), ws[-1].float(), bs[-1].float() if bs[-1] is not None else None)
+        step_size = want.pow(2).mean().sqrt() * 2 ** -8  # bf16's rounding step at the values' scale
+        worst = max(worst, ((ys[-1].float() - want).abs() / step_size).max().item())
+        t_ours = replay_us(ours, copies)
+        per_step = 1 if name == "lm_head" else L
+        step["cublas"] += t_cublas * per_step
+        # The step's rule (fused_decode.cpp's product): small_product where n >= k.
+        step["small_product"] += (t_ours if n >= k else t_cublas) * per_step
+        gbps = lambda t: 2 * n * k / (t * 1e-6) / 1e9
+        print(f"{name:8s} [{batch}x{k}] x [{k}x{n}]^T: cuBLAS {t_cublas:7.2f} us ({gbps(t_cublas):5.0f} GB/s), "
+              f"small_product {t_ours:7.2f} us ({gbps(t_ours):5.0f} GB/s), {t_cublas / t_ours:.2f}x")
+    print(f"small_product against fp32: largest difference {worst:.2f} bf16 rounding steps at the outputs' scale")
 
-        # The kernels between the products, one per layer (the attention over its own cache).
-        x = torch.randn(batch, H, device=dev, dtype=dt)
-        delta, out = torch.randn_like(x), torch.empty_like(x)
-        norm_w = torch.ones(H, device=dev, dtype=dt)
-        qkv = torch.randn(batch, (h + 2 * kv) * d, device=dev, dtype=dt)
-        pos = torch.full((batch,), USED - 1, device=dev, dtype=torch.int64)
-        slot = torch.tensor([USED - 1], device=dev, dtype=torch.int64)
-        inv_freq = 1.0 / (1e6 ** (torch.arange(0, d, 2, device=dev, dtype=torch.float32) / d))
-        q = torch.empty(batch, h * d, device=dev, dtype=dt)
-        caches = [(torch.randn(batch, kv, CAPACITY, d, device=dev, dtype=dt),
-                   torch.randn(batch, kv, CAPACITY, d, device=dev, dtype=dt)) for _ in range(L)]
-        mask = torch.ones(batch, CAPACITY, device=dev, dtype=torch.bool)
-        attended = torch.empty(batch, h * d, device=dev, dtype=dt)
-        scratch = torch.empty(ext.attention_scratch(batch, h, d, CAPACITY), device=dev, dtype=torch.float32)
-        gate_up, act = torch.randn(batch, 2 * I, device=dev, dtype=dt), torch.empty(batch, I, device=dev, dtype=dt)
-        logits = torch.randn(batch, V, device=dev, dtype=torch.float32)
-        uniform = torch.rand(batch, device=dev)
-        tokens = torch.empty(batch, device=dev, dtype=torch.int64)
-        logprobs = torch.empty(batch, device=dev, dtype=torch.float32)
-        choose_scratch = torch.empty(ext.choose_scratch(batch), device=dev, dtype=torch.float32)
-        ext.choose(logits, torch.empty(0, device=dev), tokens, logprobs, choose_scratch)
-        torch.cuda.synchronize()
-        want = torch.log_softmax(logits, dim=-1)
-        print(f"greedy choice: tokens {'equal' if torch.equal(tokens, logits.argmax(-1)) else 'DIFFER'} to argmax, "
-              f"log-probs within {(logprobs - want.gather(1, tokens[:, None])[:, 0]).abs().max().item():.2e}")
-        others = {
-            "add_rms_norm (x2 a layer)": (lambda: [ext.add_rms_norm(x, delta, norm_w, out) for _ in range(L)], 2),
-            "rope_cache": (lambda: [ext.rope_cache(qkv, pos, slot, inv_freq, q, k_, v_, h, kv, d) for k_, v_ in caches], 1),
-            "decode_attention (2 kernels)": (
-                lambda: [ext.attention(q, k_, v_, mask, slot, attended, scratch, h, kv, d) for k_, v_ in caches], 1),
-            "silu_mul": (lambda: [ext.silu_mul(gate_up, act) for _ in range(L)], 1),
-        }
-        between = 0.0
-        for name, (calls, per_layer) in others.items():
-            t = replay_us(calls, L)
-            between += t * per_layer * L
-            print(f"{name:30s} {t:7.2f} us")
-        chosen = {}
-        for name, u in (("choose_tokens greedy", torch.empty(0, device=dev)), ("choose_tokens sampled", uniform)):
-            chosen[name] = replay_us(lambda: ext.choose(logits, u, tokens, logprobs, choose_scratch), 1)
-            print(f"{name:30s} {chosen[name]:7.2f} us")
-        kv_bytes = 2 * L * batch * kv * USED * d * 2
-        floor_us = (weight_bytes + kv_bytes) / bandwidth * 1e6
-        for peer in ("cublas", "small_product"):  # every product by cuBLAS; by the step's rule
-            total = step[peer] + between + chosen["choose_tokens greedy"]  # the bench's greedy steps
-            print(f"step, products by {peer}: {total:.0f} us as the sum of its kernels "
-                  f"(products {step[peer]:.0f}, the rest {total - step[peer]:.0f}); floor {floor_us:.0f} us "
-                  f"= {100 * floor_us / total:.1f}% of it")
-        print(f"small_product over cuBLAS, the products of a step: {step['cublas'] / step['small_product']:.2f}x")
+    # The kernels between the products, one per layer (the attention over its own cache).
+    x = torch.randn(batch, H, device=dev, dtype=dt)
+    delta, out = torch.randn_like(x), torch.empty_like(x)
+    norm_w = torch.ones(H, device=dev, dtype=dt)
+    qkv = torch.randn(batch, (h + 2 * kv) * d, device=dev, dtype=dt)
+    pos = torch.full((batch,), USED - 1, device=dev, dtype=torch.int64)
+    slot = torch.tensor([USED - 1], device=dev, dtype=torch.int64)
+    inv_freq = 1.0 / (1e6 ** (torch.arange(0, d, 2, device=dev, dtype=torch.float32) / d))
+    q = torch.empty(batch, h * d, device=dev, dtype=dt)
+    caches = [(torch.randn(batch, kv, CAPACITY, d, device=dev, dtype=dt),
+               torch.randn(batch, kv, CAPACITY, d, device=dev, dtype=dt)) for _ in range(L)]
+    mask = torch.ones(batch, CAPACITY, device=dev, dtype=torch.bool)
+    attended = torch.empty(batch, h * d, device=dev, dtype=dt)
+    scratch = torch.empty(ext.attention_scratch(batch, h, d, CAPACITY), device=dev, dtype=torch.float32)
+    gate_up, act = torch.randn(batch, 2 * I, device=dev, dtype=dt), torch.empty(batch, I, device=dev, dtype=dt)
+    logits = torch.randn(batch, V, device=dev, dtype=torch.float32)
+    uniform = torch.rand(batch, device=dev)
+    tokens = torch.empty(batch, device=dev, dtype=torch.int64)
+    logprobs = torch.empty(batch, device=dev, dtype=torch.float32)
+    choose_scratch = torch.empty(ext.choose_scratch(batch), device=dev, dtype=torch.float32)
+    ext.choose(logits, torch.empty(0, device=dev), tokens, logprobs, choose_scratch)
+    torch.cuda.synchronize()
+    want = torch.log_softmax(logits, dim=-1)
+    print(f"greedy choice: tokens {'equal' if torch.equal(tokens, logits.argmax(-1)) else 'DIFFER'} to argmax, "
+          f"log-probs within {(logprobs - want.gather(1, tokens[:, None])[:, 0]).abs().max().item():.2e}")
+    others = {
+        "add_rms_norm (x2 a layer)": (lambda: [ext.add_rms_norm(x, delta, norm_w, out) for _ in range(L)], 2),
+        "rope_cache": (lambda: [ext.rope_cache(qkv, pos, slot, inv_freq, q, k_, v_, h, kv, d) for k_, v_ in caches], 1),
+        "decode_attention (2 kernels)": (
+            lambda: [ext.attention(q, k_, v_, mask, slot, attended, scratch, h, kv, d) for k_, v_ in caches], 1),
+        "silu_mul": (lambda: [ext.silu_mul(gate_up, act) for _ in range(L)], 1),
+    }
+    between = 0.0
+    for name, (calls, per_layer) in others.items():
+        t = replay_us(calls, L)
+        between += t * per_layer * L
+        print(f"{name:30s} {t:7.2f} us")
+    chosen = {}
+    for name, u in (("choose_tokens greedy", torch.empty(0, device=dev)), ("choose_tokens sampled", uniform)):
+        chosen[name] = replay_us(lambda: ext.choose(logits, u, tokens, logprobs, choose_scratch), 1)
+        print(f"{name:30s} {chosen[name]:7.2f} us")
+    kv_bytes = 2 * L * batch * kv * USED * d * 2
+    floor_us = (weight_bytes + kv_bytes) / bandwidth * 1e6
+    for peer in ("cublas", "small_product"):  # every product by cuBLAS; by the step's rule
+        total = step[peer] + between + chosen["choose_tokens greedy"]  # the bench's greedy steps
+        print(f"step, products by {peer}: {total:.0f} us as the sum of its kernels "
+              f"(products {step[peer]:.0f}, the rest {total - step[peer]:.0f}); floor {floor_us:.0f} us "
+              f"= {100 * floor_us / total:.1f}% of it")
+    print(f"small_product over cuBLAS, the products of a step: {step['cublas'] / step['small_product']:.2f}x")
 
 
 if __name__ == "__main__":
