@@ -255,6 +255,29 @@ __device__ __forceinline__ void keep_larger(float& value, int& index, float othe
   }
 }
 
+// (value, index) of the warp's largest value, the first index on a tie, in every lane.
+__device__ __forceinline__ void warp_argmax(float& value, int& index) {
+  for (int o = kWarp / 2; o > 0; o >>= 1)
+    keep_larger(value, index, __shfl_xor_sync(0xffffffffu, value, o), __shfl_xor_sync(0xffffffffu, index, o));
+}
+
+// The same over the block (blockDim.x a multiple of 32), in every thread;
+// `none` is the index of no value. Called once a kernel (its shared memory).
+__device__ void block_argmax(float& value, int& index, int none) {
+  __shared__ float warp_value[kWarp];
+  __shared__ int warp_index[kWarp];
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  warp_argmax(value, index);
+  if (lane == 0) {
+    warp_value[warp] = value;
+    warp_index[warp] = index;
+  }
+  __syncthreads();
+  value = lane < warps ? warp_value[lane] : -INFINITY;
+  index = lane < warps ? warp_index[lane] : none;
+  warp_argmax(value, index);
+}
+
 // Greedy choice in two kernels, so that a row's vocabulary is read by
 // kChooseParts blocks instead of one (one block took 62 us a step at
 // Qwen2.5's 151,936 tokens on an H100). First, each block's slice: its
@@ -270,27 +293,14 @@ struct choose_parts {
 };
 
 __global__ void choose_part_kernel(const float* logits, float temperature, choose_parts parts, int vocab) {
-  __shared__ float warp_value[kWarp];
-  __shared__ int warp_index[kWarp];
-  const int part = blockIdx.x, b = blockIdx.y, lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const int warps = blockDim.x / kWarp, length = (vocab + kChooseParts - 1) / kChooseParts;
+  const int part = blockIdx.x, b = blockIdx.y, length = (vocab + kChooseParts - 1) / kChooseParts;
   const int first = part * length, end = min(vocab, first + length);
   const float* row = logits + static_cast<size_t>(b) * vocab;
   auto scaled = [&](int i) { return temperature == 1.f ? row[i] : row[i] / temperature; };
   float best = -INFINITY;
   int at = vocab;
   for (int i = first + threadIdx.x; i < end; i += blockDim.x) keep_larger(best, at, scaled(i), i);
-  for (int o = kWarp / 2; o > 0; o >>= 1)
-    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
-  if (lane == 0) {
-    warp_value[warp] = best;
-    warp_index[warp] = at;
-  }
-  __syncthreads();
-  best = lane < warps ? warp_value[lane] : -INFINITY;
-  at = lane < warps ? warp_index[lane] : vocab;
-  for (int o = kWarp / 2; o > 0; o >>= 1)
-    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
+  block_argmax(best, at, vocab);
   float sum = 0.f;
   if (best != -INFINITY)
     for (int i = first + threadIdx.x; i < end; i += blockDim.x) sum += expf(scaled(i) - best);
@@ -305,15 +315,14 @@ __global__ void choose_part_kernel(const float* logits, float temperature, choos
 
 // Then one warp a row: the largest of the slices' (the first index on a
 // tie: slices are in index order), the sum of exponentials rescaled to it,
-// the token and its log-prob, as choose_kernel's greedy branch gives them.
+// the token and its log-prob.
 __global__ void choose_combine_kernel(choose_parts parts, std::int64_t* tokens, float* logprobs, int vocab) {
   const int b = blockIdx.x, lane = threadIdx.x;
   const size_t row = static_cast<size_t>(b) * kChooseParts;
   float best = -INFINITY;
   int at = vocab;
   for (int p = lane; p < kChooseParts; p += kWarp) keep_larger(best, at, parts.best[row + p], parts.index[row + p]);
-  for (int o = kWarp / 2; o > 0; o >>= 1)
-    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
+  warp_argmax(best, at);
   float sum = 0.f;
   for (int p = lane; p < kChooseParts; p += kWarp)
     if (parts.best[row + p] != -INFINITY) sum += parts.sum[row + p] * expf(parts.best[row + p] - best);
@@ -324,9 +333,9 @@ __global__ void choose_combine_kernel(choose_parts parts, std::int64_t* tokens, 
   }
 }
 
-// One block of kChooseThreads per row: the maximum and its first index, the
-// sum of exponentials, then for sampling the probabilities' prefix sums over
-// contiguous chunks (one a thread) and the chunk where the target falls.
+// A sampled choice, one block of kChooseThreads per row: the maximum, the
+// sum of exponentials, then the probabilities' prefix sums over contiguous
+// chunks (one a thread) and the chunk where uniform[row] * the total falls.
 __global__ void choose_kernel(const float* logits, const float* uniform, float temperature, std::int64_t* tokens,
                               float* logprobs, int vocab) {
   __shared__ float warp_value[kWarp];
@@ -338,32 +347,14 @@ __global__ void choose_kernel(const float* logits, const float* uniform, float t
   float best = -INFINITY;
   int at = vocab;
   for (int i = threadIdx.x; i < vocab; i += blockDim.x) keep_larger(best, at, scaled(i), i);
-  for (int o = kWarp / 2; o > 0; o >>= 1)
-    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
-  if (lane == 0) {
-    warp_value[warp] = best;
-    warp_index[warp] = at;
-  }
-  __syncthreads();
-  best = lane < warps ? warp_value[lane] : -INFINITY;
-  at = lane < warps ? warp_index[lane] : vocab;
-  for (int o = kWarp / 2; o > 0; o >>= 1)
-    keep_larger(best, at, __shfl_xor_sync(0xffffffffu, best, o), __shfl_xor_sync(0xffffffffu, at, o));
-  __syncthreads();  // warp_value is reused below
+  block_argmax(best, at, vocab);
 
   float sum = 0.f;
   for (int i = threadIdx.x; i < vocab; i += blockDim.x) sum += expf(scaled(i) - best);
   sum = block_sum(sum);
   const float log_sum = logf(sum);
-  if (!uniform) {
-    if (threadIdx.x == 0) {
-      tokens[b] = at;
-      logprobs[b] = -log_sum;  // best - (best + log_sum)
-    }
-    return;
-  }
 
-  // Sampling: thread t's chunk [t * chunk, (t + 1) * chunk), its probabilities' sum, then an exclusive scan.
+  // Thread t's chunk [t * chunk, (t + 1) * chunk), its probabilities' sum, then an exclusive scan.
   const int chunk = (vocab + blockDim.x - 1) / blockDim.x;
   const int first = threadIdx.x * chunk, end = min(vocab, first + chunk);
   float mass = 0.f;
